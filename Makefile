@@ -1,0 +1,43 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# dm-ioband: build, test and benchmark entry points.
+#
+#   make            module (for KDIR) and tools/ioband-setup
+#   make deps       install every Debian package the project needs
+#   make check      unit tests, then the VM suite on both kernels
+#   make demo       the three-cgroup demonstration in a VM
+#   make bench      the benchmark suite (bench/README.md)
+
+SHELL := /bin/bash
+TOP := $(abspath .)
+BUILD := $(TOP)/build
+export TOP BUILD
+
+# Debian 12's 6.1 headers, installed by 'make deps'.
+DEB_KDIR := $(lastword $(sort $(wildcard /usr/src/linux-headers-6.1.*-amd64)))
+RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
+KDIR ?= $(if $(wildcard $(RUNNING_KDIR)/Makefile),$(RUNNING_KDIR),$(DEB_KDIR))
+
+.PHONY: all module tool deps clean check unit vm-modules
+
+all: module tool
+
+deps:
+	@scripts/deps.sh
+
+module:
+	@[ -n "$(KDIR)" ] && [ -f "$(KDIR)/Makefile" ] || scripts/deps.sh
+	$(MAKE) -C $(or $(KDIR),$(lastword $(sort $(wildcard /usr/src/linux-headers-6.1.*-amd64)))) \
+		M=$(TOP)/drivers/md W=1 modules
+
+tool:
+	$(MAKE) -C tools/ioband-setup
+
+unit:
+	$(MAKE) -C tests/unit check
+
+clean:
+	-$(MAKE) -C $(or $(KDIR),/nonexistent) M=$(TOP)/drivers/md clean 2>/dev/null
+	-$(MAKE) -C tools/ioband-setup clean
+	-$(MAKE) -C tests/unit clean
+	rm -rf $(BUILD)/modules $(BUILD)/unit

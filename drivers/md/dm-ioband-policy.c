@@ -1,0 +1,821 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-ioband policies: the configuration grammar and the scheduling
+ * arithmetic of the ioband target.
+ *
+ * This file is pure logic.  It takes no lock, allocates nothing and reads
+ * no clock, so the same source builds in the kernel (as dm-ioband-policy.ko)
+ * and in userspace for unit tests, fuzzing and simulation (tests/unit).
+ * The target serialises every call on one device group with that device
+ * group's spinlock and owns all the memory.
+ */
+#ifdef __KERNEL__
+#include <linux/module.h>
+#endif
+#include <linux/dm-ioband.h>
+#include <linux/math64.h>
+#include <linux/string.h>
+
+/* ---- names ------------------------------------------------------------ */
+
+static const char *const type_names[IOBAND_NR_TYPES] = {
+	[IOBAND_TYPE_NONE] = "none",
+	[IOBAND_TYPE_USER] = "user",
+	[IOBAND_TYPE_GID] = "gid",
+	[IOBAND_TYPE_PID] = "pid",
+	[IOBAND_TYPE_PGRP] = "pgrp",
+	[IOBAND_TYPE_CGROUP] = "cgroup",
+};
+
+static const char *const policy_names[IOBAND_NR_POLICIES] = {
+	[IOBAND_POLICY_WEIGHT] = "weight",
+	[IOBAND_POLICY_WEIGHT_IOSIZE] = "weight-iosize",
+	[IOBAND_POLICY_RANGE_BW] = "range-bw",
+};
+
+const char *ioband_type_name(enum ioband_group_type type)
+{
+	return type < IOBAND_NR_TYPES ? type_names[type] : "?";
+}
+EXPORT_SYMBOL_GPL(ioband_type_name);
+
+const char *ioband_policy_name(enum ioband_policy policy)
+{
+	return policy < IOBAND_NR_POLICIES ? policy_names[policy] : "?";
+}
+EXPORT_SYMBOL_GPL(ioband_policy_name);
+
+static int parse_type(const char *s, enum ioband_group_type *type)
+{
+	int i;
+
+	/* "uid" is the ancestor's other spelling of "user". */
+	if (!strcmp(s, "uid")) {
+		*type = IOBAND_TYPE_USER;
+		return 0;
+	}
+	for (i = 0; i < IOBAND_NR_TYPES; i++) {
+		if (!strcmp(s, type_names[i])) {
+			*type = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int parse_policy(const char *s, enum ioband_policy *policy)
+{
+	int i;
+
+	for (i = 0; i < IOBAND_NR_POLICIES; i++) {
+		if (!strcmp(s, policy_names[i])) {
+			*policy = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* ---- numbers -------------------------------------------------------------
+ *
+ * Strict decimal: digits only, no sign, no spaces, no leading '+', no
+ * overflow.  *end is set past the last digit so callers can parse the
+ * "id:weight" forms.
+ */
+static int parse_dec(const char *s, const char **end, u64 max, u64 *val)
+{
+	u64 v = 0;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		u64 digit = *s - '0';
+
+		if (v > (max - digit) / 10)
+			return -ERANGE;
+		v = v * 10 + digit;
+	}
+	*end = s;
+	*val = v;
+	return 0;
+}
+
+/* A whole argument that is a number in [min, max]. */
+static int parse_u32_arg(const char *s, u32 min, u32 max, u32 *val)
+{
+	const char *end;
+	u64 v;
+
+	if (parse_dec(s, &end, max, &v) || *end || v < min)
+		return -EINVAL;
+	*val = v;
+	return 0;
+}
+
+/* A group id: -1 (the default group) or a non-negative number. */
+static int parse_id(const char *s, const char **end, s64 *id)
+{
+	u64 v;
+
+	if (s[0] == '-') {
+		if (s[1] != '1' || (s[2] >= '0' && s[2] <= '9'))
+			return -EINVAL;
+		*end = s + 2;
+		*id = IOBAND_DEFAULT_GROUP;
+		return 0;
+	}
+	if (parse_dec(s, end, S64_MAX, &v))
+		return -EINVAL;
+	*id = v;
+	return 0;
+}
+
+static int parse_weight(const char *s, u32 *weight)
+{
+	return parse_u32_arg(s, IOBAND_WEIGHT_MIN, IOBAND_WEIGHT_MAX, weight);
+}
+
+/* "min:max" in KB/s; max 0 means no cap. */
+static int parse_range(const char *s, u32 *min, u32 *max, char **error)
+{
+	const char *end;
+	u64 lo, hi;
+
+	if (parse_dec(s, &end, U32_MAX, &lo) || *end != ':' ||
+	    parse_dec(end + 1, &end, U32_MAX, &hi) || *end) {
+		*error = "range must be <min>:<max> in KB/s";
+		return -EINVAL;
+	}
+	if (hi && lo > hi) {
+		*error = "minimum bandwidth above maximum";
+		return -EINVAL;
+	}
+	*min = lo;
+	*max = hi;
+	return 0;
+}
+
+/*
+ * The value part of a group specification, after its "id:": a weight for
+ * the weight policies, "min:max" for range-bw.
+ */
+static int parse_group_value(enum ioband_policy policy, const char *s,
+			     struct ioband_group_conf *g, char **error)
+{
+	if (policy == IOBAND_POLICY_RANGE_BW)
+		return parse_range(s, &g->min_kbps, &g->max_kbps, error);
+	if (parse_weight(s, &g->weight)) {
+		*error = "weight must be a number from 1 to 10000";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void group_conf_init(struct ioband_group_conf *g, s64 id)
+{
+	g->id = id;
+	g->weight = IOBAND_DEFAULT_WEIGHT;
+	g->min_kbps = 0;
+	g->max_kbps = 0;
+}
+
+int ioband_check_group_id(enum ioband_group_type type, s64 id,
+			  char **error)
+{
+	switch (type) {
+	case IOBAND_TYPE_NONE:
+		*error = "group type none has only the default group";
+		return -EINVAL;
+	case IOBAND_TYPE_USER:
+	case IOBAND_TYPE_GID:
+		/* (uid_t)-1 is the "no id" value of the syscalls */
+		if (id < 0 || id >= U32_MAX)
+			goto bad;
+		return 0;
+	case IOBAND_TYPE_PID:
+	case IOBAND_TYPE_PGRP:
+		/* PID_MAX_LIMIT is 4M on 64-bit */
+		if (id < 1 || id > 4 * 1024 * 1024)
+			goto bad;
+		return 0;
+	case IOBAND_TYPE_CGROUP:
+		if (id < 1)
+			goto bad;
+		return 0;
+	default:
+		break;
+	}
+bad:
+	*error = "group id out of range for the group type";
+	return -EINVAL;
+}
+EXPORT_SYMBOL_GPL(ioband_check_group_id);
+
+void ioband_dg_conf_init(struct ioband_dg_conf *conf)
+{
+	conf->policy = IOBAND_POLICY_WEIGHT;
+	conf->io_throttle = IOBAND_DEFAULT_IO_THROTTLE;
+	conf->io_limit = IOBAND_DEFAULT_IO_LIMIT;
+	conf->token_base = IOBAND_DEFAULT_TOKEN_BASE;
+	conf->carryover = IOBAND_DEFAULT_CARRYOVER;
+}
+EXPORT_SYMBOL_GPL(ioband_dg_conf_init);
+
+static int check_dg_name(const char *s, char *name, char **error)
+{
+	size_t len = strlen(s);
+	size_t i;
+
+	if (!len || len > IOBAND_DG_NAME_MAX) {
+		*error = "device group id must be 1 to 31 characters";
+		return -EINVAL;
+	}
+	for (i = 0; i < len; i++) {
+		char c = s[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+		      c == '.')) {
+			*error = "device group id may hold only letters, digits, '_', '-' and '.'";
+			return -EINVAL;
+		}
+	}
+	memcpy(name, s, len + 1);
+	return 0;
+}
+
+/* 0 stands for the default of a setting, as in the ancestor's tables. */
+static int parse_setting(const char *s, u32 max, u32 def, u32 *val)
+{
+	if (parse_u32_arg(s, 0, max, val))
+		return -EINVAL;
+	if (!*val)
+		*val = def;
+	return 0;
+}
+
+static int check_limits(const struct ioband_dg_conf *c, char **error)
+{
+	if (c->io_throttle > c->io_limit) {
+		*error = "io_throttle must not exceed io_limit";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_group_spec(const struct ioband_table *t, const char *arg,
+			    struct ioband_group_conf *g, char **error)
+{
+	const char *end;
+	s64 id;
+
+	if (arg[0] == ':') {
+		*error = "the default group ':' must come first";
+		return -EINVAL;
+	}
+	if (parse_id(arg, &end, &id) || *end != ':' ||
+	    id == IOBAND_DEFAULT_GROUP) {
+		*error = "group must be <id>:<value>";
+		return -EINVAL;
+	}
+	if (ioband_check_group_id(t->type, id, error))
+		return -EINVAL;
+	group_conf_init(g, id);
+	return parse_group_value(t->dg.policy, end + 1, g, error);
+}
+
+/*
+ * <device_group_id> <io_throttle> <io_limit> <group_type> <policy>
+ * <token_base> [:<default>] [<id>:<value>]...
+ */
+int ioband_parse_table(unsigned int argc, char **argv, struct ioband_table *t,
+		       char **error)
+{
+	unsigned int i, j;
+
+	if (argc < 6) {
+		*error = "too few arguments: <device> <device_group_id> <io_throttle> <io_limit> <group_type> <policy> <token_base> [group]...";
+		return -EINVAL;
+	}
+	if (argc - 6 > IOBAND_MAX_GROUPS + 1) {
+		*error = "too many groups";
+		return -EINVAL;
+	}
+	if (check_dg_name(argv[0], t->dg_name, error))
+		return -EINVAL;
+	ioband_dg_conf_init(&t->dg);
+	if (parse_setting(argv[1], IOBAND_IO_LIMIT_MAX,
+			  IOBAND_DEFAULT_IO_THROTTLE, &t->dg.io_throttle)) {
+		*error = "io_throttle must be a number from 0 to 65536";
+		return -EINVAL;
+	}
+	if (parse_setting(argv[2], IOBAND_IO_LIMIT_MAX,
+			  IOBAND_DEFAULT_IO_LIMIT, &t->dg.io_limit)) {
+		*error = "io_limit must be a number from 0 to 65536";
+		return -EINVAL;
+	}
+	if (check_limits(&t->dg, error))
+		return -EINVAL;
+	if (parse_type(argv[3], &t->type)) {
+		*error = "unknown group type (none, user, uid, gid, pid, pgrp, cgroup)";
+		return -EINVAL;
+	}
+	if (parse_policy(argv[4], &t->dg.policy)) {
+		*error = "unknown policy (weight, weight-iosize, range-bw)";
+		return -EINVAL;
+	}
+	if (parse_setting(argv[5], IOBAND_TOKEN_BASE_MAX,
+			  IOBAND_DEFAULT_TOKEN_BASE, &t->dg.token_base)) {
+		*error = "token_base must be a number from 0 to 1048576";
+		return -EINVAL;
+	}
+
+	group_conf_init(&t->def, IOBAND_DEFAULT_GROUP);
+	i = 6;
+	if (i < argc && argv[i][0] == ':') {
+		if (parse_group_value(t->dg.policy, argv[i] + 1, &t->def,
+				      error))
+			return -EINVAL;
+		i++;
+	}
+
+	t->nr_groups = 0;
+	for (; i < argc; i++) {
+		struct ioband_group_conf *g = &t->groups[t->nr_groups];
+
+		if (parse_group_spec(t, argv[i], g, error))
+			return -EINVAL;
+		/* Duplicates are rare and lines short: a scan will do. */
+		for (j = 0; j < t->nr_groups; j++) {
+			if (t->groups[j].id == g->id) {
+				*error = "duplicate group id";
+				return -EINVAL;
+			}
+		}
+		t->nr_groups++;
+	}
+	return 0;
+}
+EXPORT_SYMBOL_GPL(ioband_parse_table);
+
+/* "[<id>:]<value>" for the weight and range-bw messages. */
+static int parse_msg_group(enum ioband_policy policy, const char *arg,
+			   struct ioband_group_conf *g, char **error)
+{
+	const char *end;
+	const char *value = arg;
+	s64 id = IOBAND_DEFAULT_GROUP;
+
+	/* A bare value sets the default group; "-1:" names it explicitly. */
+	if (strchr(arg, ':') && (policy != IOBAND_POLICY_RANGE_BW ||
+				 strchr(strchr(arg, ':') + 1, ':'))) {
+		if (parse_id(arg, &end, &id) || *end != ':') {
+			*error = "group must be <id>:<value>";
+			return -EINVAL;
+		}
+		value = end + 1;
+	}
+	group_conf_init(g, id);
+	return parse_group_value(policy, value, g, error);
+}
+
+static const struct {
+	const char *name;
+	enum ioband_msg_kind kind;
+	u32 min, max;
+} setting_msgs[] = {
+	{ "token", IOBAND_MSG_TOKEN, 1, IOBAND_TOKEN_BASE_MAX },
+	{ "carryover", IOBAND_MSG_CARRYOVER, 0, IOBAND_CARRYOVER_MAX },
+	{ "io_throttle", IOBAND_MSG_IO_THROTTLE, 1, IOBAND_IO_LIMIT_MAX },
+	{ "io_limit", IOBAND_MSG_IO_LIMIT, 1, IOBAND_IO_LIMIT_MAX },
+};
+
+static int parse_setting_msg(unsigned int argc, char **argv,
+			     struct ioband_msg *msg, char **error)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(setting_msgs); i++) {
+		if (strcmp(argv[0], setting_msgs[i].name))
+			continue;
+		msg->kind = setting_msgs[i].kind;
+		if (argc != 2 ||
+		    parse_u32_arg(argv[1], setting_msgs[i].min,
+				  setting_msgs[i].max, &msg->value)) {
+			*error = "value missing or out of range";
+			return -EINVAL;
+		}
+		return 0;
+	}
+	*error = "unknown message (weight, range-bw, token, carryover, io_throttle, io_limit, type, policy, attach, detach, reset)";
+	return -EINVAL;
+}
+
+static int parse_attach_msg(unsigned int argc, char **argv,
+			    struct ioband_msg *msg, char **error)
+{
+	const char *end;
+
+	msg->kind = strcmp(argv[0], "attach") ? IOBAND_MSG_DETACH :
+						IOBAND_MSG_ATTACH;
+	if (argc != 2 || parse_id(argv[1], &end, &msg->group.id) || *end ||
+	    msg->group.id == IOBAND_DEFAULT_GROUP) {
+		*error = "expected one group id";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Parses a message into @msg.  The policy decides how "weight" and
+ * "range-bw" values read, so @msg->policy must hold the device group's
+ * current policy on entry.
+ */
+int ioband_parse_message(unsigned int argc, char **argv,
+			 struct ioband_msg *msg, char **error)
+{
+	if (!argc) {
+		*error = "empty message";
+		return -EINVAL;
+	}
+	if (!strcmp(argv[0], "weight") || !strcmp(argv[0], "range-bw")) {
+		enum ioband_policy as = IOBAND_POLICY_WEIGHT;
+
+		msg->kind = IOBAND_MSG_WEIGHT;
+		if (argv[0][0] == 'r') {
+			as = IOBAND_POLICY_RANGE_BW;
+			msg->kind = IOBAND_MSG_RANGE_BW;
+		}
+		if (argc != 2) {
+			*error = "expected one group value";
+			return -EINVAL;
+		}
+		return parse_msg_group(as, argv[1], &msg->group, error);
+	}
+	if (!strcmp(argv[0], "type")) {
+		msg->kind = IOBAND_MSG_TYPE;
+		if (argc != 2 || parse_type(argv[1], &msg->type)) {
+			*error = "unknown group type (none, user, uid, gid, pid, pgrp, cgroup)";
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (!strcmp(argv[0], "policy")) {
+		msg->kind = IOBAND_MSG_POLICY;
+		if (argc != 2 || parse_policy(argv[1], &msg->policy)) {
+			*error = "unknown policy (weight, weight-iosize, range-bw)";
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (!strcmp(argv[0], "attach") || !strcmp(argv[0], "detach"))
+		return parse_attach_msg(argc, argv, msg, error);
+	if (!strcmp(argv[0], "reset")) {
+		msg->kind = IOBAND_MSG_RESET;
+		if (argc != 1) {
+			*error = "reset takes no argument";
+			return -EINVAL;
+		}
+		return 0;
+	}
+	return parse_setting_msg(argc, argv, msg, error);
+}
+EXPORT_SYMBOL_GPL(ioband_parse_message);
+
+/* Applies a device-group-wide setting message to a copy of the settings. */
+int ioband_dg_conf_update(struct ioband_dg_conf *conf,
+			  const struct ioband_msg *msg, char **error)
+{
+	struct ioband_dg_conf c = *conf;
+
+	switch (msg->kind) {
+	case IOBAND_MSG_TOKEN:
+		c.token_base = msg->value;
+		break;
+	case IOBAND_MSG_CARRYOVER:
+		c.carryover = msg->value;
+		break;
+	case IOBAND_MSG_IO_THROTTLE:
+		c.io_throttle = msg->value;
+		break;
+	case IOBAND_MSG_IO_LIMIT:
+		c.io_limit = msg->value;
+		break;
+	case IOBAND_MSG_POLICY:
+		c.policy = msg->policy;
+		break;
+	default:
+		*error = "not a device group setting";
+		return -EINVAL;
+	}
+	if (check_limits(&c, error))
+		return -EINVAL;
+	*conf = c;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(ioband_dg_conf_update);
+
+/* ---- the heap of groups holding bios --------------------------------------
+ *
+ * A binary min-heap on vtime, so the group furthest behind is found in
+ * O(1) and re-placed in O(log n).  Virtual times wrap; compare differences.
+ */
+static bool vt_before(u64 a, u64 b)
+{
+	return (s64)(a - b) < 0;
+}
+
+static void heap_set(struct ioband_sched *s, u32 i, struct ioband_entity *e)
+{
+	s->heap[i] = e;
+	e->heap_idx = i;
+}
+
+static void heap_up(struct ioband_sched *s, u32 i)
+{
+	struct ioband_entity *e = s->heap[i];
+
+	while (i) {
+		u32 parent = (i - 1) / 2;
+
+		if (!vt_before(e->vtime, s->heap[parent]->vtime))
+			break;
+		heap_set(s, i, s->heap[parent]);
+		i = parent;
+	}
+	heap_set(s, i, e);
+}
+
+static void heap_down(struct ioband_sched *s, u32 i)
+{
+	struct ioband_entity *e = s->heap[i];
+
+	for (;;) {
+		u32 child = 2 * i + 1;
+
+		if (child >= s->heap_len)
+			break;
+		if (child + 1 < s->heap_len &&
+		    vt_before(s->heap[child + 1]->vtime, s->heap[child]->vtime))
+			child++;
+		if (!vt_before(s->heap[child]->vtime, e->vtime))
+			break;
+		heap_set(s, i, s->heap[child]);
+		i = child;
+	}
+	heap_set(s, i, e);
+}
+
+static void heap_insert(struct ioband_sched *s, struct ioband_entity *e)
+{
+	/* The target sizes the heap for every group of the device group. */
+	heap_set(s, s->heap_len++, e);
+	heap_up(s, e->heap_idx);
+}
+
+static void heap_remove(struct ioband_sched *s, struct ioband_entity *e)
+{
+	u32 i = e->heap_idx;
+	struct ioband_entity *last = s->heap[--s->heap_len];
+
+	e->heap_idx = -1;
+	if (last == e)
+		return;
+	heap_set(s, i, last);
+	heap_up(s, i);
+	heap_down(s, last->heap_idx);
+}
+
+/* ---- scheduling ------------------------------------------------------------
+ *
+ * The model is explained in the top comment of drivers/md/dm-ioband.c.
+ * In short: serving @cost sectors advances a group's vtime by
+ * cost / weight and the device group's clock by cost / active_weight.
+ * A group may run at most @window ahead of the clock while the device is
+ * busy (io_throttle or more bios in flight), and may fall at most @carry
+ * behind it, which bounds the credit an idle group can bank.
+ */
+static void update_window(struct ioband_sched *s)
+{
+	u64 total = s->total_weight ? s->total_weight : 1;
+	u64 epoch = (u64)s->conf.token_base * IOBAND_SECTORS_PER_TOKEN;
+
+	s->window = div64_u64(epoch * IOBAND_VSCALE, total);
+	s->carry = s->window * s->conf.carryover;
+}
+
+void ioband_sched_init(struct ioband_sched *s, const struct ioband_dg_conf *c,
+		       struct ioband_entity **heap, u32 heap_cap)
+{
+	memset(s, 0, sizeof(*s));
+	s->conf = *c;
+	s->heap = heap;
+	s->heap_cap = heap_cap;
+	update_window(s);
+}
+EXPORT_SYMBOL_GPL(ioband_sched_init);
+
+void ioband_sched_set_conf(struct ioband_sched *s,
+			   const struct ioband_dg_conf *conf)
+{
+	s->conf = *conf;
+	update_window(s);
+}
+EXPORT_SYMBOL_GPL(ioband_sched_set_conf);
+
+/*
+ * Moves the heap into new storage of @heap_cap slots (at least heap_len)
+ * and returns the old storage for the caller to free.
+ */
+struct ioband_entity **ioband_sched_swap_heap(struct ioband_sched *s,
+					      struct ioband_entity **heap,
+					      u32 heap_cap)
+{
+	struct ioband_entity **old = s->heap;
+
+	if (s->heap_len)
+		memcpy(heap, old, s->heap_len * sizeof(*heap));
+	s->heap = heap;
+	s->heap_cap = heap_cap;
+	return old;
+}
+EXPORT_SYMBOL_GPL(ioband_sched_swap_heap);
+
+static u64 inv_weight(u32 weight)
+{
+	return div64_u64(IOBAND_VSCALE, weight);
+}
+
+void ioband_entity_init(struct ioband_sched *s, struct ioband_entity *e,
+			u32 weight)
+{
+	memset(e, 0, sizeof(*e));
+	e->vtime = s->vclock;
+	e->weight = weight;
+	e->inv_weight = inv_weight(weight);
+	e->heap_idx = -1;
+	s->total_weight += weight;
+	update_window(s);
+}
+EXPORT_SYMBOL_GPL(ioband_entity_init);
+
+static bool entity_active(const struct ioband_entity *e)
+{
+	return e->nr_queued || e->nr_inflight;
+}
+
+void ioband_entity_set_weight(struct ioband_sched *s, struct ioband_entity *e,
+			      u32 weight)
+{
+	if (entity_active(e))
+		s->active_weight += (u64)weight - e->weight;
+	s->total_weight += (u64)weight - e->weight;
+	e->weight = weight;
+	e->inv_weight = inv_weight(weight);
+	update_window(s);
+}
+EXPORT_SYMBOL_GPL(ioband_entity_set_weight);
+
+/*
+ * The group leaves the configuration.  Its held bios must have been moved
+ * away; bios still in flight keep it active until they complete.
+ */
+void ioband_entity_exit(struct ioband_sched *s, struct ioband_entity *e)
+{
+	s->total_weight -= e->weight;
+	update_window(s);
+}
+EXPORT_SYMBOL_GPL(ioband_entity_exit);
+
+/* After a policy switch every group starts level with the clock. */
+void ioband_entity_restart(struct ioband_sched *s, struct ioband_entity *e)
+{
+	/* Equal keys keep the heap ordered without re-sorting it. */
+	e->vtime = s->vclock;
+}
+EXPORT_SYMBOL_GPL(ioband_entity_restart);
+
+u32 ioband_bio_cost(const struct ioband_sched *s, u32 sectors, bool has_data)
+{
+	/*
+	 * Discards and write-zeroes carry no data through the bus: they
+	 * cost one token whatever range they name.
+	 */
+	if (s->conf.policy == IOBAND_POLICY_WEIGHT || !has_data)
+		return IOBAND_SECTORS_PER_TOKEN;
+	return sectors ? sectors : 1;
+}
+EXPORT_SYMBOL_GPL(ioband_bio_cost);
+
+/*
+ * A bio arrives for @e.  A group that had nothing held or in flight
+ * becomes active; a group that is not holding bios may not bring more
+ * than @carry of credit from the past.
+ */
+void ioband_sched_arrive(struct ioband_sched *s, struct ioband_entity *e)
+{
+	u64 floor = s->vclock - s->carry;
+
+	if (!entity_active(e))
+		s->active_weight += e->weight;
+	if (!e->nr_queued && vt_before(e->vtime, floor))
+		e->vtime = floor;
+}
+EXPORT_SYMBOL_GPL(ioband_sched_arrive);
+
+/*
+ * May a group at @e's vtime be served now?  Within the window always;
+ * beyond it only while the device is under-used, and then the clock
+ * jumps forward so the group is within the window again: capacity no
+ * group was asking for is not charged against the future.
+ */
+static bool may_serve(struct ioband_sched *s, struct ioband_entity *e)
+{
+	if (s->nr_inflight >= s->conf.io_limit)
+		return false;
+	if (!vt_before(s->vclock + s->window, e->vtime))
+		return true;
+	if (s->nr_inflight >= s->conf.io_throttle)
+		return false;
+	s->vclock = e->vtime - s->window;
+	return true;
+}
+
+/* May the bio that just arrived for @e go at once? */
+bool ioband_sched_admit(struct ioband_sched *s, struct ioband_entity *e)
+{
+	/* Bios of one group leave in the order they came. */
+	if (e->nr_queued)
+		return false;
+	return may_serve(s, e);
+}
+EXPORT_SYMBOL_GPL(ioband_sched_admit);
+
+void ioband_sched_hold(struct ioband_sched *s, struct ioband_entity *e)
+{
+	if (!e->nr_queued++)
+		heap_insert(s, e);
+}
+EXPORT_SYMBOL_GPL(ioband_sched_hold);
+
+/*
+ * A bio of @e goes down: from its group's queue when @held, else straight
+ * from map.  The caller may dispatch held bios past every limit (suspend);
+ * the limits only ever decide in ioband_sched_admit() and _next().
+ */
+void ioband_sched_dispatch(struct ioband_sched *s, struct ioband_entity *e,
+			   u32 cost, bool held)
+{
+	if (held && !--e->nr_queued)
+		heap_remove(s, e);
+	e->vtime += cost * e->inv_weight;
+	s->vclock += div64_u64((u64)cost * IOBAND_VSCALE, s->active_weight);
+	if (e->heap_idx >= 0)
+		heap_down(s, e->heap_idx);
+	e->nr_inflight++;
+	s->nr_inflight++;
+}
+EXPORT_SYMBOL_GPL(ioband_sched_dispatch);
+
+/* The group whose oldest held bio should go next, or NULL to wait. */
+struct ioband_entity *ioband_sched_next(struct ioband_sched *s)
+{
+	if (!s->heap_len || !may_serve(s, s->heap[0]))
+		return NULL;
+	return s->heap[0];
+}
+EXPORT_SYMBOL_GPL(ioband_sched_next);
+
+void ioband_sched_complete(struct ioband_sched *s, struct ioband_entity *e)
+{
+	e->nr_inflight--;
+	s->nr_inflight--;
+	if (!entity_active(e))
+		s->active_weight -= e->weight;
+}
+EXPORT_SYMBOL_GPL(ioband_sched_complete);
+
+/* All held bios of @from now belong to @to (a group being detached). */
+void ioband_sched_move_held(struct ioband_sched *s, struct ioband_entity *from,
+			    struct ioband_entity *to)
+{
+	u32 nr = from->nr_queued;
+
+	if (!nr)
+		return;
+	ioband_sched_arrive(s, to);
+	heap_remove(s, from);
+	from->nr_queued = 0;
+	if (!entity_active(from))
+		s->active_weight -= from->weight;
+	if (!to->nr_queued)
+		heap_insert(s, to);
+	to->nr_queued += nr;
+}
+EXPORT_SYMBOL_GPL(ioband_sched_move_held);
+
+#ifdef __KERNEL__
+MODULE_DESCRIPTION("dm-ioband policies: configuration grammar and scheduling");
+MODULE_AUTHOR("dm-ioband developers");
+MODULE_LICENSE("GPL");
+#endif

@@ -1,0 +1,1012 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-ioband: a device-mapper target that shares the bandwidth of a block
+ * device among groups of I/O.
+ *
+ * 1. Devices, device groups and groups
+ *
+ * An ioband device is one ioband target: it remaps its bios to one device
+ * below (a disk, a partition, a logical volume).  Every ioband device
+ * names a device group, and all ioband devices that name the same device
+ * group share one scheduler: its policy, its settings and its limit on
+ * bios in flight.  The partitions of one disk, each behind its own ioband
+ * device in one device group, thus divide the disk between them.
+ *
+ * Each ioband device sorts its bios into groups by a group type: none
+ * (everything in the device's default group), user, gid, pid, pgrp (taken
+ * from the submitting task) or cgroup (the bio's blkcg association, so that
+ * writeback is charged to the cgroup that dirtied the pages, and the
+ * nearest ancestor that has a group).  A bio with no group of its own
+ * goes to the device's default group.  Groups belong to their ioband
+ * device; the scheduler of the device group sees all groups of all its
+ * devices side by side.
+ *
+ * 2. Virtual time
+ *
+ * The weight policies give each group a share of the device group's
+ * service in proportion to its weight.  Service is counted in sectors: a
+ * bio costs one token (8 sectors) under "weight", and its size under
+ * "weight-iosize".  Each group keeps a virtual time that serving it
+ * advances by cost / weight; the device group keeps a virtual clock that
+ * every dispatch advances by cost / (sum of the weights of the active
+ * groups), where a group is active while it has bios held or in flight.
+ * While every active group keeps up, their virtual times advance with the
+ * clock, and each has received service in proportion to its weight.
+ *
+ * 3. Tokens: the window and the carry-over
+ *
+ * A group may run ahead of the clock by one window, its share of
+ * token_base tokens (the ancestor's tokens per epoch): window =
+ * token_base / total weight in virtual time.  Past that its bios are held
+ * in its queue until the clock catches up.  A group that was idle, or kept
+ * fewer bios busy than its share, falls behind the clock; when it next
+ * sends bios it keeps at most carryover windows of that credit, so idling
+ * cannot be saved up into a long burst.
+ *
+ * 4. Work conservation: io_throttle and io_limit
+ *
+ * Holding a group back only makes sense while the device is busy.  The
+ * device group counts the bios it has released and that have not yet
+ * completed.  While that count is below io_throttle, the device is taken to
+ * have spare capacity: the group that is furthest behind may go even
+ * beyond its window, and the clock jumps forward to it, as if a new epoch
+ * had begun.  Capacity no one asked for is thus handed out at once and
+ * charged to no one.  A lone busy group is always level with the clock
+ * and never waits.  io_limit bounds the count: no bio is released while
+ * io_limit bios are in flight, so a deep queue below cannot swallow the
+ * order ioband chose.
+ *
+ * 5. Choosing the next bio
+ *
+ * The groups that hold bios sit in a min-heap on virtual time.  When a bio
+ * completes, or settings change, the head of the heap is released while
+ * it is within its window (or the device is under-used) and fewer than
+ * io_limit bios are in flight.  Bios of one group leave in the order they
+ * came.  This is the arithmetic of dm-ioband-policy.c, which takes no
+ * lock, allocates nothing and builds in userspace for tests.
+ *
+ * 6. A bio's life
+ *
+ * map() remaps the bio to the device below, classifies it and, under the
+ * device group's spinlock, asks the scheduler.  If its group holds nothing
+ * and may be served, the bio is charged and returned to device-mapper,
+ * which submits it: the fast path, one lock round trip and no queueing.
+ * Otherwise the bio is appended to its group's queue (DM_MAPIO_SUBMITTED).
+ * end_io() counts the completion and moves the bios the scheduler now
+ * allows to the device group's ready list; a work item submits them with
+ * submit_bio_noacct(), since completions may run in interrupt context
+ * where submitting may not sleep.  Empty flushes carry no data and are
+ * passed through uncharged; a flush only covers writes that have
+ * completed, and a held write has not, so passing it is correct.
+ *
+ * 7. Reconfiguration and suspend
+ *
+ * Messages change weights, settings and groups under the device group's
+ * configuration mutex and take the spinlock only to publish the change;
+ * I/O is never suspended for them.  A detached group's held bios join the
+ * default group's queue; the group itself lives until its bios in flight
+ * complete.  presuspend releases every bio the device holds and lets new
+ * ones pass until resume, so a suspend never waits on the scheduler.  A
+ * table line's device group settings take effect when its table is
+ * resumed, so loading a table changes nothing until it is live.
+ *
+ * 8. Locking
+ *
+ * ioband_dgs_lock (mutex) guards the list of device groups.  Each device
+ * group has conf_lock (mutex), which serialises constructors, destructors,
+ * messages and resume, and lock (spinlock, taken with interrupts off since
+ * completions may come in hard interrupt context), which guards the
+ * scheduler, the groups' queues and statistics, the group lookup tables and
+ * the ready list.  No lock is shared between device groups.
+ */
+#include <linux/blk-cgroup.h>
+#include <linux/bio.h>
+#include <linux/cgroup.h>
+#include <linux/cred.h>
+#include <linux/device-mapper.h>
+#include <linux/dm-ioband.h>
+#include <linux/module.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+
+#define CREATE_TRACE_POINTS
+#include "dm-ioband-trace.h"
+
+#define DM_MSG_PREFIX "ioband"
+
+struct ioband_stats {
+	u64 reads;
+	u64 delayed_reads;
+	u64 read_sectors;
+	u64 writes;
+	u64 delayed_writes;
+	u64 write_sectors;
+};
+
+struct ioband_device;
+
+struct ioband_group {
+	struct ioband_entity ent;
+	struct ioband_device *dev;
+	s64 id;
+	struct bio_list held;
+	bool detached;		/* freed when its last bio completes */
+	struct ioband_stats stats;
+};
+
+struct ioband_dg {
+	struct list_head node;		/* on ioband_dgs */
+	char name[IOBAND_DG_NAME_MAX + 1];
+	unsigned int nr_devices;	/* under ioband_dgs_lock */
+
+	struct mutex conf_lock;
+	struct list_head devices;	/* under conf_lock and lock */
+	u32 nr_entities;		/* under conf_lock: heap slots needed */
+
+	spinlock_t lock;
+	struct ioband_sched sched;
+	struct bio_list ready;		/* released, for the work item */
+	struct work_struct submit_work;
+};
+
+struct ioband_device {
+	struct dm_target *ti;
+	struct dm_dev *dev;
+	struct ioband_dg *dg;
+	struct list_head dg_node;
+	enum ioband_group_type type;
+	bool passthrough;		/* between presuspend and resume */
+	bool conf_pending;		/* table settings not yet applied */
+	struct ioband_dg_conf table_conf;
+	struct ioband_group def;
+	struct xarray groups;		/* id -> attached ioband_group */
+	u32 nr_groups;
+};
+
+/* Per-bio data. */
+struct ioband_bio {
+	struct ioband_group *grp;	/* charged to, NULL if not scheduled */
+	u32 cost;
+};
+
+static LIST_HEAD(ioband_dgs);
+static DEFINE_MUTEX(ioband_dgs_lock);
+static struct workqueue_struct *ioband_wq;
+
+/* ---- classification ----------------------------------------------------- */
+
+static s64 ioband_task_id(enum ioband_group_type type)
+{
+	switch (type) {
+	case IOBAND_TYPE_USER:
+		return from_kuid_munged(&init_user_ns, current_uid());
+	case IOBAND_TYPE_GID:
+		return from_kgid_munged(&init_user_ns, current_gid());
+	case IOBAND_TYPE_PID:
+		return task_tgid_nr(current);
+	case IOBAND_TYPE_PGRP:
+		return task_pgrp_nr(current);
+	default:
+		return IOBAND_DEFAULT_GROUP;
+	}
+}
+
+/*
+ * The bio's cgroup or its nearest ancestor with a group.  The blkcg
+ * association is the dirtying cgroup for writeback and the submitter's
+ * otherwise; the bio's reference on its blkg pins the cgroup and so all
+ * its ancestors.
+ */
+static struct ioband_group *ioband_cgroup_group(struct ioband_device *d,
+						struct bio *bio)
+{
+	struct cgroup_subsys_state *css = bio_blkcg_css(bio);
+	struct cgroup *cgrp;
+
+	if (!css)
+		return NULL;
+	for (cgrp = css->cgroup; cgrp; cgrp = cgroup_parent(cgrp)) {
+		struct ioband_group *g = xa_load(&d->groups, cgroup_id(cgrp));
+
+		if (g)
+			return g;
+	}
+	return NULL;
+}
+
+/* Called with dg->lock held. */
+static struct ioband_group *ioband_classify(struct ioband_device *d,
+					    struct bio *bio)
+{
+	struct ioband_group *g;
+
+	if (d->type == IOBAND_TYPE_NONE || !d->nr_groups)
+		return &d->def;
+	if (d->type == IOBAND_TYPE_CGROUP)
+		g = ioband_cgroup_group(d, bio);
+	else
+		g = xa_load(&d->groups, ioband_task_id(d->type));
+	return g ? g : &d->def;
+}
+
+/* ---- releasing held bios ------------------------------------------------ */
+
+static struct ioband_group *to_group(struct ioband_entity *e)
+{
+	return container_of(e, struct ioband_group, ent);
+}
+
+/* Moves the oldest held bio of @g to the ready list.  dg->lock held. */
+static void ioband_release_one(struct ioband_dg *dg, struct ioband_group *g)
+{
+	struct bio *bio = bio_list_pop(&g->held);
+	struct ioband_bio *ib = dm_per_bio_data(bio, sizeof(*ib));
+
+	ioband_sched_dispatch(&dg->sched, &g->ent, ib->cost, true);
+	ib->grp = g;
+	bio_list_add(&dg->ready, bio);
+	trace_ioband_release(dg->name, g->id, bio);
+}
+
+/* Releases what the scheduler allows; true if the worker has bios to send. */
+static bool ioband_release_allowed(struct ioband_dg *dg)
+{
+	struct ioband_entity *e;
+
+	lockdep_assert_held(&dg->lock);
+	while ((e = ioband_sched_next(&dg->sched)))
+		ioband_release_one(dg, to_group(e));
+	return !bio_list_empty(&dg->ready);
+}
+
+static void ioband_release_group(struct ioband_dg *dg, struct ioband_group *g)
+{
+	while (!bio_list_empty(&g->held))
+		ioband_release_one(dg, g);
+}
+
+static void ioband_kick(struct ioband_dg *dg)
+{
+	unsigned long flags;
+	bool ready;
+
+	spin_lock_irqsave(&dg->lock, flags);
+	ready = ioband_release_allowed(dg);
+	spin_unlock_irqrestore(&dg->lock, flags);
+	if (ready)
+		queue_work(ioband_wq, &dg->submit_work);
+}
+
+static void ioband_submit_work(struct work_struct *work)
+{
+	struct ioband_dg *dg = container_of(work, struct ioband_dg,
+					    submit_work);
+	struct blk_plug plug;
+	struct bio_list bios;
+	struct bio *bio;
+
+	spin_lock_irq(&dg->lock);
+	bios = dg->ready;
+	bio_list_init(&dg->ready);
+	spin_unlock_irq(&dg->lock);
+
+	blk_start_plug(&plug);
+	while ((bio = bio_list_pop(&bios)))
+		submit_bio_noacct(bio);
+	blk_finish_plug(&plug);
+}
+
+/* ---- the I/O path -------------------------------------------------------- */
+
+static void ioband_count(struct ioband_group *g, struct bio *bio, bool held)
+{
+	struct ioband_stats *st = &g->stats;
+
+	if (op_is_write(bio_op(bio))) {
+		st->writes++;
+		st->write_sectors += bio_sectors(bio);
+		st->delayed_writes += held;
+	} else {
+		st->reads++;
+		st->read_sectors += bio_sectors(bio);
+		st->delayed_reads += held;
+	}
+}
+
+static int ioband_map(struct dm_target *ti, struct bio *bio)
+{
+	struct ioband_device *d = ti->private;
+	struct ioband_bio *ib = dm_per_bio_data(bio, sizeof(*ib));
+	struct ioband_dg *dg = d->dg;
+	struct ioband_sched *s = &dg->sched;
+	struct ioband_group *g;
+	bool held;
+
+	bio_set_dev(bio, d->dev->bdev);
+	bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
+	ib->grp = NULL;
+	if (!bio_sectors(bio))
+		return DM_MAPIO_REMAPPED;	/* empty flush: not charged */
+
+	spin_lock_irq(&dg->lock);
+	g = ioband_classify(d, bio);
+	ib->cost = ioband_bio_cost(s, bio_sectors(bio), bio_has_data(bio));
+	ioband_sched_arrive(s, &g->ent);
+	held = !d->passthrough && !ioband_sched_admit(s, &g->ent);
+	ioband_count(g, bio, held);
+	if (held) {
+		ioband_sched_hold(s, &g->ent);
+		bio_list_add(&g->held, bio);
+		trace_ioband_hold(dg->name, g->id, bio);
+	} else {
+		ioband_sched_dispatch(s, &g->ent, ib->cost, false);
+		ib->grp = g;
+	}
+	spin_unlock_irq(&dg->lock);
+	return held ? DM_MAPIO_SUBMITTED : DM_MAPIO_REMAPPED;
+}
+
+static int ioband_end_io(struct dm_target *ti, struct bio *bio,
+			 blk_status_t *error)
+{
+	struct ioband_bio *ib = dm_per_bio_data(bio, sizeof(*ib));
+	struct ioband_group *g = ib->grp;
+	struct ioband_dg *dg;
+	unsigned long flags;
+	bool ready, drained;
+
+	if (!g)
+		return DM_ENDIO_DONE;
+	dg = g->dev->dg;
+	spin_lock_irqsave(&dg->lock, flags);
+	ioband_sched_complete(&dg->sched, &g->ent);
+	drained = g->detached && !g->ent.nr_inflight;
+	ready = ioband_release_allowed(dg);
+	spin_unlock_irqrestore(&dg->lock, flags);
+	if (ready)
+		queue_work(ioband_wq, &dg->submit_work);
+	if (drained)
+		kfree(g);
+	return DM_ENDIO_DONE;
+}
+
+/* ---- device groups ------------------------------------------------------- */
+
+static struct ioband_dg *ioband_dg_get(const char *name,
+				       const struct ioband_dg_conf *conf)
+{
+	struct ioband_entity **heap;
+	struct ioband_dg *dg;
+
+	mutex_lock(&ioband_dgs_lock);
+	list_for_each_entry(dg, &ioband_dgs, node) {
+		if (!strcmp(dg->name, name)) {
+			dg->nr_devices++;
+			goto out;
+		}
+	}
+	dg = kzalloc(sizeof(*dg), GFP_KERNEL);
+	heap = kvcalloc(1, sizeof(*heap), GFP_KERNEL);
+	if (!dg || !heap) {
+		kfree(dg);
+		kvfree(heap);
+		dg = NULL;
+		goto out;
+	}
+	strscpy(dg->name, name, sizeof(dg->name));
+	dg->nr_devices = 1;
+	mutex_init(&dg->conf_lock);
+	INIT_LIST_HEAD(&dg->devices);
+	spin_lock_init(&dg->lock);
+	ioband_sched_init(&dg->sched, conf, heap, 1);
+	bio_list_init(&dg->ready);
+	INIT_WORK(&dg->submit_work, ioband_submit_work);
+	list_add(&dg->node, &ioband_dgs);
+out:
+	mutex_unlock(&ioband_dgs_lock);
+	return dg;
+}
+
+static void ioband_dg_put(struct ioband_dg *dg)
+{
+	mutex_lock(&ioband_dgs_lock);
+	if (--dg->nr_devices) {
+		mutex_unlock(&ioband_dgs_lock);
+		return;
+	}
+	list_del(&dg->node);
+	mutex_unlock(&ioband_dgs_lock);
+
+	flush_work(&dg->submit_work);
+	WARN_ON_ONCE(dg->sched.nr_inflight || dg->sched.heap_len);
+	kvfree(dg->sched.heap);
+	mutex_destroy(&dg->conf_lock);
+	kfree(dg);
+}
+
+/*
+ * Makes room in the heap for @more entities.  The heap must hold every
+ * group of the device group, since any of them may hold bios.
+ */
+static int ioband_dg_reserve(struct ioband_dg *dg, u32 more)
+{
+	u32 need = dg->nr_entities + more;
+	struct ioband_entity **heap, **old;
+
+	lockdep_assert_held(&dg->conf_lock);
+	if (need <= dg->sched.heap_cap)
+		return 0;
+	need = max(need, 2 * dg->sched.heap_cap);
+	heap = kvcalloc(need, sizeof(*heap), GFP_KERNEL);
+	if (!heap)
+		return -ENOMEM;
+	spin_lock_irq(&dg->lock);
+	old = ioband_sched_swap_heap(&dg->sched, heap, need);
+	spin_unlock_irq(&dg->lock);
+	kvfree(old);
+	return 0;
+}
+
+/* New device group settings; dg->lock held. */
+static void ioband_dg_set_conf(struct ioband_dg *dg,
+			       const struct ioband_dg_conf *conf)
+{
+	bool restart = conf->policy != dg->sched.conf.policy;
+	struct ioband_device *d;
+	struct ioband_group *g;
+	unsigned long idx;
+
+	ioband_sched_set_conf(&dg->sched, conf);
+	if (!restart)
+		return;
+	/* Virtual times of one policy mean nothing to another. */
+	list_for_each_entry(d, &dg->devices, dg_node) {
+		ioband_entity_restart(&dg->sched, &d->def.ent);
+		xa_for_each(&d->groups, idx, g)
+			ioband_entity_restart(&dg->sched, &g->ent);
+	}
+}
+
+/* ---- groups -------------------------------------------------------------- */
+
+static void ioband_group_init(struct ioband_device *d, struct ioband_group *g,
+			      const struct ioband_group_conf *conf)
+{
+	g->dev = d;
+	g->id = conf->id;
+	bio_list_init(&g->held);
+	ioband_entity_init(&d->dg->sched, &g->ent, conf->weight);
+}
+
+/*
+ * Adds attached groups to a device.  Called with conf_lock held and the
+ * heap reserved; nothing is visible to map() until it is complete.
+ */
+static int ioband_attach(struct ioband_device *d,
+			 const struct ioband_group_conf *confs, u32 nr)
+{
+	struct ioband_dg *dg = d->dg;
+	struct ioband_group **gs;
+	u32 i;
+	int r = -ENOMEM;
+
+	gs = kvcalloc(nr, sizeof(*gs), GFP_KERNEL);
+	if (!gs)
+		return -ENOMEM;
+	for (i = 0; i < nr; i++) {
+		gs[i] = kzalloc(sizeof(*gs[i]), GFP_KERNEL);
+		if (!gs[i])
+			goto fail;
+		r = xa_reserve(&d->groups, confs[i].id, GFP_KERNEL);
+		if (r)
+			goto fail;
+	}
+
+	spin_lock_irq(&dg->lock);
+	for (i = 0; i < nr; i++) {
+		ioband_group_init(d, gs[i], &confs[i]);
+		/* reserved above: cannot fail or allocate */
+		xa_store(&d->groups, confs[i].id, gs[i], GFP_ATOMIC);
+	}
+	d->nr_groups += nr;
+	spin_unlock_irq(&dg->lock);
+	dg->nr_entities += nr;
+	kvfree(gs);
+	return 0;
+
+fail:
+	for (i = 0; i < nr; i++) {
+		xa_release(&d->groups, confs[i].id);
+		kfree(gs[i]);
+	}
+	kvfree(gs);
+	return r;
+}
+
+/*
+ * Takes a group out of its device.  Its held bios join the default group;
+ * it is freed now if it has nothing in flight, else by its last end_io.
+ * dg->lock held.
+ */
+static bool ioband_detach_locked(struct ioband_device *d,
+				 struct ioband_group *g)
+{
+	struct ioband_sched *s = &d->dg->sched;
+
+	xa_erase(&d->groups, g->id);
+	d->nr_groups--;
+	ioband_sched_move_held(s, &g->ent, &d->def.ent);
+	bio_list_merge(&d->def.held, &g->held);
+	bio_list_init(&g->held);
+	ioband_entity_exit(s, &g->ent);
+	g->detached = true;
+	return !g->ent.nr_inflight;
+}
+
+static int ioband_detach(struct ioband_device *d, s64 id)
+{
+	struct ioband_dg *dg = d->dg;
+	struct ioband_group *g;
+	bool free_now;
+
+	spin_lock_irq(&dg->lock);
+	g = xa_load(&d->groups, id);
+	if (!g) {
+		spin_unlock_irq(&dg->lock);
+		return -ENOENT;
+	}
+	free_now = ioband_detach_locked(d, g);
+	spin_unlock_irq(&dg->lock);
+	dg->nr_entities--;
+	if (free_now)
+		kfree(g);
+	ioband_kick(dg);
+	return 0;
+}
+
+/* ---- constructor and destructor ------------------------------------------ */
+
+static void ioband_dtr(struct dm_target *ti)
+{
+	struct ioband_device *d = ti->private;
+	struct ioband_dg *dg = d->dg;
+	struct ioband_group *g;
+	unsigned long idx;
+	LIST_HEAD(to_free);
+
+	mutex_lock(&dg->conf_lock);
+	spin_lock_irq(&dg->lock);
+	/* dm has waited for every bio: nothing is held or in flight. */
+	xa_for_each(&d->groups, idx, g) {
+		WARN_ON_ONCE(!bio_list_empty(&g->held) || g->ent.nr_inflight);
+		xa_erase(&d->groups, idx);
+		ioband_entity_exit(&dg->sched, &g->ent);
+		kfree(g);
+	}
+	ioband_entity_exit(&dg->sched, &d->def.ent);
+	list_del(&d->dg_node);
+	spin_unlock_irq(&dg->lock);
+	dg->nr_entities -= d->nr_groups + 1;
+	mutex_unlock(&dg->conf_lock);
+
+	xa_destroy(&d->groups);
+	dm_put_device(ti, d->dev);
+	ioband_dg_put(dg);
+	kfree(d);
+}
+
+static int ioband_join(struct ioband_device *d, const struct ioband_table *t)
+{
+	struct ioband_dg *dg = d->dg;
+	int r;
+
+	mutex_lock(&dg->conf_lock);
+	r = ioband_dg_reserve(dg, t->nr_groups + 1);
+	if (r)
+		goto out;
+	spin_lock_irq(&dg->lock);
+	ioband_group_init(d, &d->def, &t->def);
+	spin_unlock_irq(&dg->lock);
+	dg->nr_entities++;
+	r = ioband_attach(d, t->groups, t->nr_groups);
+	if (r) {
+		spin_lock_irq(&dg->lock);
+		ioband_entity_exit(&dg->sched, &d->def.ent);
+		spin_unlock_irq(&dg->lock);
+		dg->nr_entities--;
+		goto out;
+	}
+	spin_lock_irq(&dg->lock);
+	list_add_tail(&d->dg_node, &dg->devices);
+	spin_unlock_irq(&dg->lock);
+out:
+	mutex_unlock(&dg->conf_lock);
+	return r;
+}
+
+/*
+ * <device> <device_group_id> <io_throttle> <io_limit> <group_type>
+ * <policy> <token_base> [:<default>] [<group_id>:<value>]...
+ */
+static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
+{
+	struct ioband_table t = { };
+	struct ioband_device *d;
+	char *error;
+	int r;
+
+	if (argc < 1) {
+		ti->error = "missing device";
+		return -EINVAL;
+	}
+	t.groups = kvcalloc(argc, sizeof(*t.groups), GFP_KERNEL);
+	d = kzalloc(sizeof(*d), GFP_KERNEL);
+	if (!t.groups || !d) {
+		ti->error = "out of memory";
+		r = -ENOMEM;
+		goto bad;
+	}
+	r = ioband_parse_table(argc - 1, argv + 1, &t, &error);
+	if (r) {
+		ti->error = error;
+		goto bad;
+	}
+	if (t.dg.policy == IOBAND_POLICY_RANGE_BW) {
+		ti->error = "policy range-bw is not supported yet";
+		r = -EOPNOTSUPP;
+		goto bad;
+	}
+	r = dm_get_device(ti, argv[0], dm_table_get_mode(ti->table), &d->dev);
+	if (r) {
+		ti->error = "device lookup failed";
+		goto bad;
+	}
+	d->dg = ioband_dg_get(t.dg_name, &t.dg);
+	if (!d->dg) {
+		ti->error = "out of memory";
+		r = -ENOMEM;
+		goto bad_dev;
+	}
+	d->ti = ti;
+	d->type = t.type;
+	d->table_conf = t.dg;
+	d->conf_pending = true;
+	xa_init(&d->groups);
+	r = ioband_join(d, &t);
+	if (r) {
+		ti->error = "cannot set up groups";
+		goto bad_dg;
+	}
+	kvfree(t.groups);
+
+	ti->private = d;
+	ti->num_flush_bios = 1;
+	ti->num_discard_bios = 1;
+	ti->num_write_zeroes_bios = 1;
+	ti->per_io_data_size = sizeof(struct ioband_bio);
+	return 0;
+
+bad_dg:
+	ioband_dg_put(d->dg);
+bad_dev:
+	dm_put_device(ti, d->dev);
+bad:
+	kfree(d);
+	kvfree(t.groups);
+	return r;
+}
+
+/* ---- suspend and resume -------------------------------------------------- */
+
+/* Releases everything this device holds and lets new bios pass. */
+static void ioband_presuspend(struct dm_target *ti)
+{
+	struct ioband_device *d = ti->private;
+	struct ioband_dg *dg = d->dg;
+	struct ioband_group *g;
+	unsigned long idx;
+
+	spin_lock_irq(&dg->lock);
+	d->passthrough = true;
+	ioband_release_group(dg, &d->def);
+	xa_for_each(&d->groups, idx, g)
+		ioband_release_group(dg, g);
+	spin_unlock_irq(&dg->lock);
+	queue_work(ioband_wq, &dg->submit_work);
+}
+
+static void ioband_presuspend_undo(struct dm_target *ti)
+{
+	struct ioband_device *d = ti->private;
+
+	spin_lock_irq(&d->dg->lock);
+	d->passthrough = false;
+	spin_unlock_irq(&d->dg->lock);
+	ioband_kick(d->dg);
+}
+
+static void ioband_resume(struct dm_target *ti)
+{
+	struct ioband_device *d = ti->private;
+	struct ioband_dg *dg = d->dg;
+
+	mutex_lock(&dg->conf_lock);
+	spin_lock_irq(&dg->lock);
+	d->passthrough = false;
+	if (d->conf_pending) {
+		ioband_dg_set_conf(dg, &d->table_conf);
+		d->conf_pending = false;
+	}
+	spin_unlock_irq(&dg->lock);
+	mutex_unlock(&dg->conf_lock);
+	ioband_kick(dg);
+}
+
+/* ---- messages ------------------------------------------------------------ */
+
+static struct ioband_group *ioband_find_group(struct ioband_device *d, s64 id)
+{
+	if (id == IOBAND_DEFAULT_GROUP)
+		return &d->def;
+	return xa_load(&d->groups, id);
+}
+
+static int ioband_msg_weight(struct ioband_device *d,
+			     const struct ioband_group_conf *conf,
+			     char **error)
+{
+	struct ioband_dg *dg = d->dg;
+	struct ioband_group *g;
+
+	spin_lock_irq(&dg->lock);
+	g = ioband_find_group(d, conf->id);
+	if (g)
+		ioband_entity_set_weight(&dg->sched, &g->ent, conf->weight);
+	spin_unlock_irq(&dg->lock);
+	if (!g) {
+		*error = "no such group";
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static int ioband_msg_attach(struct ioband_device *d, s64 id,
+			     char **error)
+{
+	struct ioband_group_conf conf = {
+		.id = id, .weight = IOBAND_DEFAULT_WEIGHT,
+	};
+	int r;
+
+	if (ioband_check_group_id(d->type, id, error))
+		return -EINVAL;
+	if (xa_load(&d->groups, id)) {
+		*error = "group already attached";
+		return -EEXIST;
+	}
+	if (d->nr_groups >= IOBAND_MAX_GROUPS) {
+		*error = "too many groups";
+		return -ENOSPC;
+	}
+	r = ioband_dg_reserve(d->dg, 1);
+	if (!r)
+		r = ioband_attach(d, &conf, 1);
+	if (r)
+		*error = "out of memory";
+	return r;
+}
+
+static int ioband_msg_type(struct ioband_device *d, enum ioband_group_type type,
+			   char **error)
+{
+	if (d->nr_groups) {
+		*error = "detach all groups before changing the group type";
+		return -EBUSY;
+	}
+	spin_lock_irq(&d->dg->lock);
+	d->type = type;
+	spin_unlock_irq(&d->dg->lock);
+	return 0;
+}
+
+static void ioband_msg_reset(struct ioband_device *d)
+{
+	struct ioband_group *g;
+	unsigned long idx;
+
+	spin_lock_irq(&d->dg->lock);
+	memset(&d->def.stats, 0, sizeof(d->def.stats));
+	xa_for_each(&d->groups, idx, g)
+		memset(&g->stats, 0, sizeof(g->stats));
+	spin_unlock_irq(&d->dg->lock);
+}
+
+static int ioband_msg_setting(struct ioband_device *d,
+			      const struct ioband_msg *msg, char **error)
+{
+	struct ioband_dg *dg = d->dg;
+	struct ioband_dg_conf conf = dg->sched.conf;
+
+	if (msg->kind == IOBAND_MSG_POLICY &&
+	    msg->policy == IOBAND_POLICY_RANGE_BW) {
+		*error = "policy range-bw is not supported yet";
+		return -EOPNOTSUPP;
+	}
+	if (ioband_dg_conf_update(&conf, msg, error))
+		return -EINVAL;
+	spin_lock_irq(&dg->lock);
+	ioband_dg_set_conf(dg, &conf);
+	spin_unlock_irq(&dg->lock);
+	return 0;
+}
+
+static int ioband_apply_msg(struct ioband_device *d,
+			    const struct ioband_msg *msg, char **error)
+{
+	switch (msg->kind) {
+	case IOBAND_MSG_WEIGHT:
+		return ioband_msg_weight(d, &msg->group, error);
+	case IOBAND_MSG_RANGE_BW:
+		*error = "range-bw is not supported yet";
+		return -EOPNOTSUPP;
+	case IOBAND_MSG_TYPE:
+		return ioband_msg_type(d, msg->type, error);
+	case IOBAND_MSG_ATTACH:
+		return ioband_msg_attach(d, msg->group.id, error);
+	case IOBAND_MSG_DETACH:
+		if (ioband_detach(d, msg->group.id)) {
+			*error = "no such group";
+			return -ENOENT;
+		}
+		return 0;
+	case IOBAND_MSG_RESET:
+		ioband_msg_reset(d);
+		return 0;
+	default:
+		return ioband_msg_setting(d, msg, error);
+	}
+}
+
+static int ioband_message(struct dm_target *ti, unsigned int argc,
+			  char **argv, char *result, unsigned int maxlen)
+{
+	struct ioband_device *d = ti->private;
+	struct ioband_dg *dg = d->dg;
+	struct ioband_msg msg = { };
+	char *error;
+	int r;
+
+	r = ioband_parse_message(argc, argv, &msg, &error);
+	if (!r) {
+		mutex_lock(&dg->conf_lock);
+		r = ioband_apply_msg(d, &msg, &error);
+		mutex_unlock(&dg->conf_lock);
+	}
+	if (r) {
+		DMERR("%s: message \"%s\" refused: %s",
+		      dm_device_name(dm_table_get_md(ti->table)),
+		      argc ? argv[0] : "", error);
+		return r;
+	}
+	ioband_kick(dg);
+	return 0;
+}
+
+/* ---- status -------------------------------------------------------------- */
+
+static void ioband_emit_stats(struct ioband_group *g, char *result,
+			      unsigned int maxlen, unsigned int *sz_out)
+{
+	const struct ioband_stats *st = &g->stats;
+	unsigned int sz = *sz_out;
+
+	DMEMIT(" %lld %llu %llu %llu %llu %llu %llu", g->id, st->reads,
+	       st->delayed_reads, st->read_sectors, st->writes,
+	       st->delayed_writes, st->write_sectors);
+	*sz_out = sz;
+}
+
+static void ioband_emit_table(struct ioband_device *d, char *result,
+			      unsigned int maxlen, unsigned int *sz_out)
+{
+	const struct ioband_dg_conf *c = &d->dg->sched.conf;
+	struct ioband_group *g;
+	unsigned int sz = *sz_out;
+	unsigned long idx;
+
+	DMEMIT("%s %s %u %u %s %s %u :%u", d->dev->name, d->dg->name,
+	       c->io_throttle, c->io_limit, ioband_type_name(d->type),
+	       ioband_policy_name(c->policy), c->token_base,
+	       d->def.ent.weight);
+	xa_for_each(&d->groups, idx, g)
+		DMEMIT(" %lld:%u", g->id, g->ent.weight);
+	*sz_out = sz;
+}
+
+static void ioband_status(struct dm_target *ti, status_type_t type,
+			  unsigned int status_flags, char *result,
+			  unsigned int maxlen)
+{
+	struct ioband_device *d = ti->private;
+	struct ioband_dg *dg = d->dg;
+	const struct ioband_dg_conf *c = &dg->sched.conf;
+	struct ioband_group *g;
+	unsigned int sz = 0;
+	unsigned long idx;
+
+	spin_lock_irq(&dg->lock);
+	switch (type) {
+	case STATUSTYPE_INFO:
+		DMEMIT("%s", dg->name);
+		ioband_emit_stats(&d->def, result, maxlen, &sz);
+		xa_for_each(&d->groups, idx, g)
+			ioband_emit_stats(g, result, maxlen, &sz);
+		break;
+	case STATUSTYPE_TABLE:
+		ioband_emit_table(d, result, maxlen, &sz);
+		break;
+	case STATUSTYPE_IMA:
+		DMEMIT_TARGET_NAME_VERSION(ti->type);
+		DMEMIT(",device_group=%s,group_type=%s,policy=%s,io_throttle=%u,io_limit=%u,token_base=%u,carryover=%u,groups=%u;",
+		       dg->name, ioband_type_name(d->type),
+		       ioband_policy_name(c->policy), c->io_throttle,
+		       c->io_limit, c->token_base, c->carryover,
+		       d->nr_groups + 1);
+		break;
+	}
+	spin_unlock_irq(&dg->lock);
+}
+
+static int ioband_iterate_devices(struct dm_target *ti,
+				  iterate_devices_callout_fn fn, void *data)
+{
+	struct ioband_device *d = ti->private;
+
+	return fn(ti, d->dev, 0, ti->len, data);
+}
+
+static struct target_type ioband_target = {
+	.name = "ioband",
+	.version = {2, 0, 0},
+	.module = THIS_MODULE,
+	.ctr = ioband_ctr,
+	.dtr = ioband_dtr,
+	.map = ioband_map,
+	.end_io = ioband_end_io,
+	.presuspend = ioband_presuspend,
+	.presuspend_undo = ioband_presuspend_undo,
+	.resume = ioband_resume,
+	.status = ioband_status,
+	.message = ioband_message,
+	.iterate_devices = ioband_iterate_devices,
+};
+
+static int __init dm_ioband_init(void)
+{
+	int r;
+
+	ioband_wq = alloc_workqueue("kioband", WQ_MEM_RECLAIM, 0);
+	if (!ioband_wq)
+		return -ENOMEM;
+	r = dm_register_target(&ioband_target);
+	if (r < 0) {
+		DMERR("register failed %d", r);
+		destroy_workqueue(ioband_wq);
+	}
+	return r;
+}
+
+static void __exit dm_ioband_exit(void)
+{
+	dm_unregister_target(&ioband_target);
+	destroy_workqueue(ioband_wq);
+}
+
+module_init(dm_ioband_init);
+module_exit(dm_ioband_exit);
+
+MODULE_DESCRIPTION(DM_NAME " target sharing a device's bandwidth among groups");
+MODULE_AUTHOR("dm-ioband developers");
+MODULE_LICENSE("GPL");

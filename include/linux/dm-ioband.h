@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dm-ioband: the configuration grammar and the scheduling arithmetic
+ * shared by the ioband target (drivers/md/dm-ioband.c), the policy module
+ * (drivers/md/dm-ioband-policy.c) and their userspace builds (tests/unit,
+ * fuzzers, simulation).
+ *
+ * Nothing declared here takes a lock, allocates or reads a clock: the
+ * caller owns the memory and serialises every call on one device group
+ * with that device group's lock, and time, where a policy needs it, comes
+ * in as an argument in nanoseconds.
+ */
+#ifndef _LINUX_DM_IOBAND_H
+#define _LINUX_DM_IOBAND_H
+
+#include <linux/types.h>
+
+#define IOBAND_DG_NAME_MAX	31	/* characters in a device group id */
+#define IOBAND_WEIGHT_MIN	1
+#define IOBAND_WEIGHT_MAX	10000
+#define IOBAND_DEFAULT_WEIGHT	100
+#define IOBAND_DEFAULT_GROUP	(-1LL)	/* id of every device's default group */
+#define IOBAND_MAX_GROUPS	65536	/* attached groups per ioband device */
+
+#define IOBAND_IO_LIMIT_MAX	65536
+#define IOBAND_TOKEN_BASE_MAX	(1U << 20)
+#define IOBAND_CARRYOVER_MAX	100
+#define IOBAND_DEFAULT_IO_LIMIT		128
+#define IOBAND_DEFAULT_IO_THROTTLE	4
+#define IOBAND_DEFAULT_TOKEN_BASE	2048
+#define IOBAND_DEFAULT_CARRYOVER	2
+
+/* A token is one 4 KiB I/O; costs are kept in 512-byte sectors. */
+#define IOBAND_SECTORS_PER_TOKEN	8
+
+enum ioband_group_type {
+	IOBAND_TYPE_NONE,
+	IOBAND_TYPE_USER,
+	IOBAND_TYPE_GID,
+	IOBAND_TYPE_PID,
+	IOBAND_TYPE_PGRP,
+	IOBAND_TYPE_CGROUP,
+	IOBAND_NR_TYPES
+};
+
+enum ioband_policy {
+	IOBAND_POLICY_WEIGHT,
+	IOBAND_POLICY_WEIGHT_IOSIZE,
+	IOBAND_POLICY_RANGE_BW,
+	IOBAND_NR_POLICIES
+};
+
+/* One group's configuration, as written in a table line or a message. */
+struct ioband_group_conf {
+	s64 id;			/* IOBAND_DEFAULT_GROUP for the default group */
+	u32 weight;		/* weight policies */
+	u32 min_kbps;		/* range-bw */
+	u32 max_kbps;		/* range-bw, 0: no cap */
+};
+
+/* Settings shared by every ioband device of one device group. */
+struct ioband_dg_conf {
+	enum ioband_policy policy;
+	u32 io_throttle;
+	u32 io_limit;
+	u32 token_base;
+	u32 carryover;
+};
+
+/*
+ * A parsed table line, without its leading <device>.  The caller provides
+ * @groups with room for one entry per argument.
+ */
+struct ioband_table {
+	char dg_name[IOBAND_DG_NAME_MAX + 1];
+	struct ioband_dg_conf dg;
+	enum ioband_group_type type;
+	struct ioband_group_conf def;
+	u32 nr_groups;
+	struct ioband_group_conf *groups;
+};
+
+enum ioband_msg_kind {
+	IOBAND_MSG_WEIGHT,
+	IOBAND_MSG_RANGE_BW,
+	IOBAND_MSG_TOKEN,
+	IOBAND_MSG_CARRYOVER,
+	IOBAND_MSG_IO_THROTTLE,
+	IOBAND_MSG_IO_LIMIT,
+	IOBAND_MSG_TYPE,
+	IOBAND_MSG_POLICY,
+	IOBAND_MSG_ATTACH,
+	IOBAND_MSG_DETACH,
+	IOBAND_MSG_RESET,
+};
+
+struct ioband_msg {
+	enum ioband_msg_kind kind;
+	struct ioband_group_conf group;	/* weight, range-bw, attach, detach */
+	u32 value;			/* token, carryover, io_throttle, io_limit */
+	enum ioband_group_type type;
+	enum ioband_policy policy;
+};
+
+const char *ioband_type_name(enum ioband_group_type type);
+const char *ioband_policy_name(enum ioband_policy policy);
+void ioband_dg_conf_init(struct ioband_dg_conf *conf);
+int ioband_parse_table(unsigned int argc, char **argv, struct ioband_table *t,
+		       char **error);
+int ioband_parse_message(unsigned int argc, char **argv,
+			 struct ioband_msg *msg, char **error);
+int ioband_check_group_id(enum ioband_group_type type, s64 id,
+			  char **error);
+int ioband_dg_conf_update(struct ioband_dg_conf *conf,
+			  const struct ioband_msg *msg, char **error);
+
+/*
+ * Scheduling.  A group's entity tracks the virtual time it has consumed;
+ * the device group's scheduler keeps the virtual clock, the in-flight
+ * count and a heap of the groups that hold bios.  See the top comment of
+ * drivers/md/dm-ioband.c for the model.
+ */
+struct ioband_entity {
+	u64 vtime;		/* virtual time the group has been served to */
+	u64 inv_weight;		/* IOBAND_VSCALE / weight */
+	u32 weight;
+	u32 nr_queued;		/* bios held for this group */
+	u32 nr_inflight;	/* bios released and not yet completed */
+	s32 heap_idx;		/* slot in ioband_sched.heap, -1 if none */
+};
+
+struct ioband_sched {
+	struct ioband_dg_conf conf;
+	u64 vclock;		/* the device group's virtual clock */
+	u64 window;		/* how far past the clock a group may run */
+	u64 carry;		/* how far behind it a group may stay */
+	u64 total_weight;	/* all groups, busy or idle */
+	u64 active_weight;	/* groups with bios held or in flight */
+	u32 nr_inflight;
+	u32 heap_len;
+	u32 heap_cap;
+	struct ioband_entity **heap;	/* groups holding bios, by vtime */
+};
+
+#define IOBAND_VSCALE	(1ULL << 32)
+
+void ioband_sched_init(struct ioband_sched *s, const struct ioband_dg_conf *c,
+		       struct ioband_entity **heap, u32 heap_cap);
+void ioband_sched_set_conf(struct ioband_sched *s,
+			   const struct ioband_dg_conf *conf);
+struct ioband_entity **ioband_sched_swap_heap(struct ioband_sched *s,
+					      struct ioband_entity **heap,
+					      u32 heap_cap);
+void ioband_entity_init(struct ioband_sched *s, struct ioband_entity *e,
+			u32 weight);
+void ioband_entity_set_weight(struct ioband_sched *s, struct ioband_entity *e,
+			      u32 weight);
+void ioband_entity_exit(struct ioband_sched *s, struct ioband_entity *e);
+
+u32 ioband_bio_cost(const struct ioband_sched *s, u32 sectors, bool has_data);
+void ioband_sched_arrive(struct ioband_sched *s, struct ioband_entity *e);
+bool ioband_sched_admit(struct ioband_sched *s, struct ioband_entity *e);
+void ioband_sched_hold(struct ioband_sched *s, struct ioband_entity *e);
+void ioband_sched_dispatch(struct ioband_sched *s, struct ioband_entity *e,
+			   u32 cost, bool held);
+struct ioband_entity *ioband_sched_next(struct ioband_sched *s);
+void ioband_sched_complete(struct ioband_sched *s, struct ioband_entity *e);
+void ioband_sched_move_held(struct ioband_sched *s, struct ioband_entity *from,
+			    struct ioband_entity *to);
+void ioband_entity_restart(struct ioband_sched *s, struct ioband_entity *e);
+
+#endif /* _LINUX_DM_IOBAND_H */
