@@ -294,7 +294,7 @@ int ioband_parse_table(unsigned int argc, char **argv, struct ioband_table *t,
 	unsigned int i, j;
 
 	if (argc < 6) {
-		*error = "too few arguments: <device> <device_group_id> <io_throttle> <io_limit> <group_type> <policy> <token_base> [group]...";
+		*error = "too few arguments";
 		return -EINVAL;
 	}
 	if (argc - 6 > IOBAND_MAX_GROUPS + 1) {
@@ -407,7 +407,7 @@ static int parse_setting_msg(unsigned int argc, char **argv,
 		}
 		return 0;
 	}
-	*error = "unknown message (weight, range-bw, token, carryover, io_throttle, io_limit, type, policy, attach, detach, reset)";
+	*error = "unknown message";
 	return -EINVAL;
 }
 

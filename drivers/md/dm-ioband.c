@@ -112,7 +112,7 @@
 #include <linux/xarray.h>
 
 #define CREATE_TRACE_POINTS
-#include "dm-ioband-trace.h"
+#include "dm_ioband_trace.h"
 
 #define DM_MSG_PREFIX "ioband"
 
@@ -141,11 +141,11 @@ struct ioband_dg {
 	char name[IOBAND_DG_NAME_MAX + 1];
 	unsigned int nr_devices;	/* under ioband_dgs_lock */
 
-	struct mutex conf_lock;
+	struct mutex conf_lock;		/* see 8. Locking */
 	struct list_head devices;	/* under conf_lock and lock */
 	u32 nr_entities;		/* under conf_lock: heap slots needed */
 
-	spinlock_t lock;
+	spinlock_t lock;		/* see 8. Locking */
 	struct ioband_sched sched;
 	struct bio_list ready;		/* released, for the work item */
 	struct work_struct submit_work;
@@ -949,11 +949,13 @@ static void ioband_status(struct dm_target *ti, status_type_t type,
 		break;
 	case STATUSTYPE_IMA:
 		DMEMIT_TARGET_NAME_VERSION(ti->type);
-		DMEMIT(",device_group=%s,group_type=%s,policy=%s,io_throttle=%u,io_limit=%u,token_base=%u,carryover=%u,groups=%u;",
+		DMEMIT(",device_group=%s,group_type=%s,policy=%s",
 		       dg->name, ioband_type_name(d->type),
-		       ioband_policy_name(c->policy), c->io_throttle,
-		       c->io_limit, c->token_base, c->carryover,
-		       d->nr_groups + 1);
+		       ioband_policy_name(c->policy));
+		DMEMIT(",io_throttle=%u,io_limit=%u,token_base=%u,carryover=%u",
+		       c->io_throttle, c->io_limit, c->token_base,
+		       c->carryover);
+		DMEMIT(",groups=%u;", d->nr_groups + 1);
 		break;
 	}
 	spin_unlock_irq(&dg->lock);

@@ -23,7 +23,7 @@
 #define IOBAND_MAX_GROUPS	65536	/* attached groups per ioband device */
 
 #define IOBAND_IO_LIMIT_MAX	65536
-#define IOBAND_TOKEN_BASE_MAX	(1U << 20)
+#define IOBAND_TOKEN_BASE_MAX	1048576
 #define IOBAND_CARRYOVER_MAX	100
 #define IOBAND_DEFAULT_IO_LIMIT		128
 #define IOBAND_DEFAULT_IO_THROTTLE	4
@@ -142,7 +142,7 @@ struct ioband_sched {
 	struct ioband_entity **heap;	/* groups holding bios, by vtime */
 };
 
-#define IOBAND_VSCALE	(1ULL << 32)
+#define IOBAND_VSCALE	4294967296ULL
 
 void ioband_sched_init(struct ioband_sched *s, const struct ioband_dg_conf *c,
 		       struct ioband_entity **heap, u32 heap_cap);
