@@ -1,0 +1,64 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build our modules for the kernels the VM harness boots.
+#
+#   scripts/vm-modules.sh [production] [debug]     (default: both)
+#
+# Out-of-tree Kbuild writes its objects next to the sources, so each kernel
+# gets its own copy of drivers/md and include under build/modules/<k>/src;
+# the .ko files land in build/modules/<k>/.  IOBAND_MODSRC=<dir> builds
+# <dir>/drivers/md (+ <dir>/include) instead of the tree's own sources
+# (used to test the harness with a scratch module).
+set -euo pipefail
+
+TOP=${TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+BUILD=${BUILD:-$TOP/build}
+SRC=${IOBAND_MODSRC:-$TOP}
+JOBS=${JOBS:-$(nproc)}
+
+kernels=("$@")
+[ ${#kernels[@]} -gt 0 ] || kernels=(production debug)
+
+kdir_of() {
+	case $1 in
+	production)
+		[ -f "$BUILD/kernels/production/kver" ] || "$TOP/scripts/deps.sh" >&2
+		echo "/usr/src/linux-headers-$(cat "$BUILD/kernels/production/kver")"
+		;;
+	debug)
+		[ -f "$BUILD/kernels/debug/kdir/Makefile" ] ||
+			make -s -C "$TOP" kernel-debug >&2
+		readlink -f "$BUILD/kernels/debug/kdir"
+		;;
+	*) echo "vm-modules: unknown kernel '$1'" >&2; return 1 ;;
+	esac
+}
+
+for k in "${kernels[@]}"; do
+	kdir=$(kdir_of "$k")
+	if [ ! -f "$kdir/Makefile" ]; then
+		echo "vm-modules: no kernel tree at $kdir for $k" >&2
+		exit 1
+	fi
+	out=$BUILD/modules/$k
+	mkdir -p "$out/src"
+	rm -f "$out"/*.ko
+	if ! compgen -G "$SRC/drivers/md/*.c" >/dev/null; then
+		echo "vm-modules: $k: no module sources in $SRC/drivers/md yet, nothing built"
+		continue
+	fi
+	# -c: content decides, so a fresh clone does not rebuild everything
+	# only because checkout times moved; --delete drops stale objects' sources.
+	mkdir -p "$out/src/drivers/md" "$out/src/include"
+	rsync -a --delete --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \
+		--exclude='*.mod*' --exclude=modules.order --exclude=Module.symvers \
+		"$SRC/drivers/md/" "$out/src/drivers/md/"
+	if [ -d "$SRC/include" ]; then
+		rsync -a --delete "$SRC/include/" "$out/src/include/"
+	fi
+	echo "vm-modules: $k: building against $kdir"
+	make -s -C "$kdir" M="$out/src/drivers/md" W=1 -j"$JOBS" modules
+	cp "$out"/src/drivers/md/*.ko "$out/"
+	echo "vm-modules: $k: $(cd "$out" && ls *.ko | tr '\n' ' ')"
+done

@@ -1,0 +1,186 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Helpers for the VM tests (tests/vm/t/*.sh).  Source it first thing:
+#     . /tests/lib.sh
+# Works in bash and in busybox sh.  Devices made through these helpers are
+# torn down when the test exits (in reverse order), pass or fail.
+#
+#   fail MSG                  print MSG as the failure reason, exit 1
+#   skip MSG                  print MSG as the skip reason, exit 77
+#   assert_eq GOT WANT [MSG]  fail unless GOT = WANT (string compare)
+#   expect_fail CMD...        run CMD, fail if it succeeds
+#   require CMD...            skip unless each CMD is on PATH
+#   on_exit CMD               run the shell command CMD when the test exits
+#   nullb_create NAME SIZE_MB [COMPLETION_NSEC] [QUEUE_DEPTH] [MEMORY_BACKED]
+#                             make a null_blk device through configfs, print
+#                             its /dev path (removed at exit)
+#   dm_create NAME TABLE      dmsetup create NAME from TABLE, print /dev/dm-N
+#                             (removed at exit)
+#   dm_node NAME              print /dev/dm-N of device-mapper device NAME and
+#                             create /dev/mapper/NAME with dmsetup mknodes
+#   cg_create PATH            make /sys/fs/cgroup/PATH with +io +memory
+#                             enabled along the way; print its directory
+#   cg_run PATH CMD...        run CMD inside cgroup PATH
+#   report KEY VALUE          record a measurement (@@DATA KEY VALUE)
+#   log MSG                   print MSG with the test's elapsed seconds
+
+CG_ROOT=/sys/fs/cgroup
+NULLB_CFS=/sys/kernel/config/nullb
+_LIB_T0=$(date +%s)
+# State lives in files, not variables, because helpers that print a path run
+# in command substitutions ($(nullb_create ...)), i.e. in subshells.
+_LIB_STATE=${TESTDIR:-/tmp}/.lib.$$
+mkdir -p "$_LIB_STATE"
+: >"$_LIB_STATE/cleanup"
+
+# fail works from a subshell too: it marks the test failed and signals the
+# test's main shell ($$ is the same in every subshell).
+fail() {
+	echo "@@FAIL $*" >&2
+	: >"$_LIB_STATE/failed"
+	kill -TERM $$ 2>/dev/null
+	exit 1
+}
+
+skip() {
+	echo "@@SKIP $*" >&2
+	: >"$_LIB_STATE/skipped"
+	kill -TERM $$ 2>/dev/null
+	exit 77
+}
+
+log() {
+	echo "[+$(($(date +%s) - _LIB_T0))s] $*"
+}
+
+assert_eq() {
+	[ "$1" = "$2" ] || fail "${3:-assert_eq}: got '$1', want '$2'"
+}
+
+expect_fail() {
+	if "$@"; then
+		fail "expected to fail: $*"
+	fi
+	return 0
+}
+
+require() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 || skip "$c not available"
+	done
+}
+
+# Cleanups run last-registered first, in the test's main shell at exit.
+on_exit() {
+	echo "$1" >>"$_LIB_STATE/cleanup"
+}
+_lib_cleanup() {
+	local rc=$? cmd
+	set +e
+	trap - EXIT TERM INT
+	[ -f "$_LIB_STATE/failed" ] && rc=1
+	[ -f "$_LIB_STATE/skipped" ] && [ $rc = 0 -o $rc = 143 ] && rc=77
+	sed -n '1!G;h;$p' "$_LIB_STATE/cleanup" | while IFS= read -r cmd; do
+		eval "$cmd" >/dev/null 2>&1
+	done
+	rm -rf "$_LIB_STATE"
+	exit $rc
+}
+trap _lib_cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+
+# Wait until a path exists (devtmpfs creates nodes asynchronously).
+_lib_wait_path() {
+	local i=0
+	while [ ! -e "$1" ] && [ $i -lt 100 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	[ -e "$1" ]
+}
+
+nullb_create() {
+	local name=$1 size=$2 nsec=${3:-} qd=${4:-} mem=${5:-0} d idx dev
+	[ -n "$name" ] && [ -n "$size" ] || fail "usage: nullb_create NAME SIZE_MB [NSEC] [QD] [MEM]"
+	if [ ! -d $NULLB_CFS ]; then
+		modprobe -q null_blk nr_devices=0 2>/dev/null
+		[ -d $NULLB_CFS ] || fail "null_blk configfs not available"
+	fi
+	d=$NULLB_CFS/$name
+	mkdir "$d" || fail "nullb_create: mkdir $d"
+	on_exit "rmdir $d"
+	on_exit "echo 0 > $d/power"
+	echo "$size" >"$d/size" || fail "nullb_create: size"
+	echo 2 >"$d/queue_mode"
+	if [ -n "$nsec" ]; then
+		echo 2 >"$d/irqmode" || fail "nullb_create: irqmode"
+		echo "$nsec" >"$d/completion_nsec" || fail "nullb_create: completion_nsec"
+	fi
+	[ -n "$qd" ] && { echo "$qd" >"$d/hw_queue_depth" || fail "nullb_create: hw_queue_depth"; }
+	echo "$mem" >"$d/memory_backed" || fail "nullb_create: memory_backed"
+	echo 1 >"$d/power" || fail "nullb_create: power on"
+	idx=$(cat "$d/index")
+	# Newer kernels name the disk after the configfs directory, older ones
+	# nullb<index>.
+	if [ -e "/sys/block/$name" ]; then
+		dev=/dev/$name
+	else
+		dev=/dev/nullb$idx
+	fi
+	_lib_wait_path "$dev" || fail "nullb_create: $dev did not appear"
+	echo "$dev"
+}
+
+dm_node() {
+	local name=$1 f n
+	for f in /sys/block/dm-*/dm/name; do
+		[ -f "$f" ] || continue
+		if [ "$(cat "$f")" = "$name" ]; then
+			n=${f#/sys/block/}
+			n=${n%%/*}
+			dmsetup mknodes "$name" >/dev/null 2>&1
+			_lib_wait_path "/dev/$n" || fail "dm_node: /dev/$n missing"
+			echo "/dev/$n"
+			return 0
+		fi
+	done
+	fail "dm_node: no dm device named $name"
+}
+
+dm_create() {
+	local name=$1 table=$2
+	echo "$table" | dmsetup create "$name" || fail "dmsetup create $name '$table'"
+	on_exit "dmsetup remove --retry $name"
+	dm_node "$name"
+}
+
+cg_create() {
+	local path=${1#/} cur=$CG_ROOT part c
+	# Each ancestor (the root included) hands io and memory down.
+	for part in $(echo "$path" | tr '/' ' '); do
+		for c in io memory; do
+			grep -qw "$c" "$cur/cgroup.subtree_control" ||
+				echo "+$c" >"$cur/cgroup.subtree_control" 2>/dev/null ||
+				{ [ $c = io ] && fail "cg_create: cannot enable +io in $cur"; }
+		done
+		cur=$cur/$part
+		if [ ! -d "$cur" ]; then
+			mkdir "$cur" || fail "cg_create: mkdir $cur"
+			on_exit "rmdir $cur"
+		fi
+	done
+	echo "$cur"
+}
+
+cg_run() {
+	local path=${1#/}
+	shift
+	[ -d "$CG_ROOT/$path" ] || fail "cg_run: no cgroup $path"
+	sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG_ROOT/$path" "$@"
+}
+
+report() {
+	echo "@@DATA $1 $2"
+}
