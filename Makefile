@@ -36,6 +36,15 @@ tool:
 unit:
 	$(MAKE) -C tests/unit check
 
+# Our modules for the kernels the VM harness boots (build/modules/<k>/).
+VM_KERNELS ?= production debug
+vm-modules:
+	@scripts/vm-modules.sh $(VM_KERNELS)
+
+# Unit tests, debug kernel, modules, then the VM suite on both kernels.
+check:
+	@tests/check
+
 clean:
 	-$(MAKE) -C $(or $(KDIR),/nonexistent) M=$(TOP)/drivers/md clean 2>/dev/null
 	-$(MAKE) -C tools/ioband-setup clean

@@ -27,8 +27,13 @@ kdir_of() {
 		echo "/usr/src/linux-headers-$(cat "$BUILD/kernels/production/kver")"
 		;;
 	debug)
-		[ -f "$BUILD/kernels/debug/kdir/Makefile" ] ||
-			make -s -C "$TOP" kernel-debug >&2
+		if [ ! -f "$BUILD/kernels/debug/kdir/Makefile" ]; then
+			if make -s -C "$TOP" -n kernel-debug >/dev/null 2>&1; then
+				make -s -C "$TOP" kernel-debug >&2
+			else
+				"$TOP/scripts/debug-kernel.sh" >&2
+			fi
+		fi
 		readlink -f "$BUILD/kernels/debug/kdir"
 		;;
 	*) echo "vm-modules: unknown kernel '$1'" >&2; return 1 ;;
