@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Table line and message grammar of dm-ioband. */
+#include <stdlib.h>
+#include <string.h>
+#include <linux/dm-ioband.h>
+#include "unit.h"
+
+#define MAX_ARGS 64
+
+/* Splits @line on spaces into @argv (modifies a copy kept in @buf). */
+static unsigned int split(const char *line, char *buf, char **argv)
+{
+	unsigned int argc = 0;
+	char *tok;
+
+	strcpy(buf, line);
+	for (tok = strtok(buf, " "); tok && argc < MAX_ARGS;
+	     tok = strtok(NULL, " "))
+		argv[argc++] = tok;
+	return argc;
+}
+
+static int table(const char *line, struct ioband_table *t, char **error)
+{
+	static struct ioband_group_conf groups[MAX_ARGS];
+	char buf[4096], *argv[MAX_ARGS];
+	unsigned int argc = split(line, buf, argv);
+
+	memset(t, 0, sizeof(*t));
+	t->groups = groups;
+	*error = NULL;
+	return ioband_parse_table(argc, argv, t, error);
+}
+
+static int message(const char *line, struct ioband_msg *m, char **error)
+{
+	char buf[4096], *argv[MAX_ARGS];
+	unsigned int argc = split(line, buf, argv);
+
+	memset(m, 0, sizeof(*m));
+	*error = NULL;
+	return ioband_parse_message(argc, argv, m, error);
+}
+
+static void table_ancestor_example(void)
+{
+	struct ioband_table t;
+	char *err;
+
+	CHECK(!table("share1 10 400 user weight 2048 :100 1000:80 2000:20",
+		     &t, &err), "%s", err);
+	CHECK(!strcmp(t.dg_name, "share1"), "%s", t.dg_name);
+	CHECK(t.dg.io_throttle == 10 && t.dg.io_limit == 400, "limits");
+	CHECK(t.type == IOBAND_TYPE_USER, "type");
+	CHECK(t.dg.policy == IOBAND_POLICY_WEIGHT, "policy");
+	CHECK(t.dg.token_base == 2048, "token");
+	CHECK(t.def.id == IOBAND_DEFAULT_GROUP && t.def.weight == 100, "def");
+	CHECK(t.nr_groups == 2, "%u groups", t.nr_groups);
+	CHECK(t.groups[0].id == 1000 && t.groups[0].weight == 80, "g0");
+	CHECK(t.groups[1].id == 2000 && t.groups[1].weight == 20, "g1");
+}
+
+static void table_defaults(void)
+{
+	struct ioband_table t;
+	char *err;
+
+	CHECK(!table("1 0 0 none weight 0 :40", &t, &err), "%s", err);
+	CHECK(t.dg.io_throttle == IOBAND_DEFAULT_IO_THROTTLE, "throttle");
+	CHECK(t.dg.io_limit == IOBAND_DEFAULT_IO_LIMIT, "limit");
+	CHECK(t.dg.token_base == IOBAND_DEFAULT_TOKEN_BASE, "token");
+	CHECK(t.dg.carryover == IOBAND_DEFAULT_CARRYOVER, "carryover");
+	CHECK(t.def.weight == 40 && t.nr_groups == 0, "def");
+
+	CHECK(!table("dg 0 0 uid weight-iosize 0", &t, &err), "%s", err);
+	CHECK(t.type == IOBAND_TYPE_USER, "uid is user");
+	CHECK(t.def.weight == IOBAND_DEFAULT_WEIGHT, "default weight");
+	CHECK(t.dg.policy == IOBAND_POLICY_WEIGHT_IOSIZE, "iosize");
+
+	CHECK(!table("dg 0 0 cgroup weight 0 :1 9223372036854775807:10000",
+		     &t, &err), "%s", err);
+	CHECK(t.groups[0].id == 9223372036854775807LL, "big cgroup id");
+}
+
+static void table_range_bw(void)
+{
+	struct ioband_table t;
+	char *err;
+
+	CHECK(!table("dg 0 0 gid range-bw 0 :0:0 100:1000:5000 200:0:800",
+		     &t, &err), "%s", err);
+	CHECK(t.dg.policy == IOBAND_POLICY_RANGE_BW, "policy");
+	CHECK(t.def.min_kbps == 0 && t.def.max_kbps == 0, "def");
+	CHECK(t.groups[0].min_kbps == 1000 && t.groups[0].max_kbps == 5000,
+	      "g0");
+	CHECK(t.groups[1].max_kbps == 800, "g1");
+}
+
+static const struct {
+	const char *line;
+	const char *error;	/* a word the error must contain */
+} bad_tables[] = {
+	{ "", "too few" },
+	{ "dg 0 0 none weight", "too few" },
+	{ "dg 0 0 bogus weight 0", "group type" },
+	{ "dg 0 0 none bogus 0", "policy" },
+	{ "dg x 0 none weight 0", "io_throttle" },
+	{ "dg -1 0 none weight 0", "io_throttle" },
+	{ "dg 0 65537 none weight 0", "io_limit" },
+	{ "dg 8 4 none weight 0", "exceed" },
+	{ "dg 0 0 none weight 1048577", "token_base" },
+	{ "dg 0 0 none weight 99999999999999999999", "token_base" },
+	{ "dg 0 0 none weight 0 :0", "weight" },
+	{ "dg 0 0 none weight 0 :10001", "weight" },
+	{ "dg 0 0 none weight 0 :abc", "weight" },
+	{ "dg 0 0 none weight 0 :+5", "weight" },
+	{ "dg 0 0 none weight 0 :5 ", NULL },
+	{ "dg 0 0 none weight 0 :5 1:5", "none" },
+	{ "dg 0 0 user weight 0 :5 1:5 1:6", "duplicate" },
+	{ "dg 0 0 user weight 0 1:5 :5", "first" },
+	{ "dg 0 0 user weight 0 -1:5", "<id>:<value>" },
+	{ "dg 0 0 user weight 0 -2:5", "<id>:<value>" },
+	{ "dg 0 0 user weight 0 1:", "weight" },
+	{ "dg 0 0 user weight 0 1", "<id>:<value>" },
+	{ "dg 0 0 user weight 0 4294967295:5", "out of range" },
+	{ "dg 0 0 pid weight 0 0:5", "out of range" },
+	{ "dg 0 0 pid weight 0 4194305:5", "out of range" },
+	{ "dg 0 0 cgroup weight 0 0:5", "out of range" },
+	{ "dg 0 0 cgroup weight 0 9223372036854775808:5", "<id>:<value>" },
+	{ "dg 0 0 gid range-bw 0 :5", "range" },
+	{ "dg 0 0 gid range-bw 0 :500:100", "above" },
+	{ "dg 0 0 gid range-bw 0 1:1:2:3", "range" },
+	{ "0123456789012345678901234567890123 0 0 none weight 0", "31" },
+	{ "d/g 0 0 none weight 0", "letters" },
+	{ "d\xc3\xa9g 0 0 none weight 0", "letters" },
+};
+
+static void table_bad(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(bad_tables); i++) {
+		struct ioband_table t;
+		char *err;
+		int r = table(bad_tables[i].line, &t, &err);
+
+		if (!bad_tables[i].error) {
+			CHECK(!r, "'%s' refused: %s", bad_tables[i].line, err);
+			continue;
+		}
+		CHECK(r == -EINVAL, "'%s' accepted", bad_tables[i].line);
+		CHECK(err && strstr(err, bad_tables[i].error),
+		      "'%s': error '%s' lacks '%s'", bad_tables[i].line,
+		      err ? err : "(null)", bad_tables[i].error);
+	}
+}
+
+static void messages_good(void)
+{
+	struct ioband_msg m;
+	char *err;
+
+	CHECK(!message("weight 40", &m, &err), "%s", err);
+	CHECK(m.kind == IOBAND_MSG_WEIGHT && m.group.id == -1 &&
+	      m.group.weight == 40, "weight default");
+	CHECK(!message("weight 1000:80", &m, &err), "%s", err);
+	CHECK(m.group.id == 1000 && m.group.weight == 80, "weight id");
+	CHECK(!message("weight -1:7", &m, &err), "%s", err);
+	CHECK(m.group.id == -1 && m.group.weight == 7, "weight -1");
+	CHECK(!message("range-bw 5:100:200", &m, &err), "%s", err);
+	CHECK(m.kind == IOBAND_MSG_RANGE_BW && m.group.id == 5 &&
+	      m.group.min_kbps == 100 && m.group.max_kbps == 200, "range");
+	CHECK(!message("range-bw -1:0:0", &m, &err), "%s", err);
+	CHECK(m.group.id == -1, "range default");
+	CHECK(!message("token 4096", &m, &err) && m.value == 4096, "token");
+	CHECK(!message("carryover 0", &m, &err) && m.value == 0, "carry");
+	CHECK(!message("io_throttle 8", &m, &err) && m.value == 8, "thr");
+	CHECK(!message("io_limit 64", &m, &err) && m.value == 64, "lim");
+	CHECK(!message("type pgrp", &m, &err) && m.type == IOBAND_TYPE_PGRP,
+	      "type");
+	CHECK(!message("policy weight-iosize", &m, &err) &&
+	      m.policy == IOBAND_POLICY_WEIGHT_IOSIZE, "policy");
+	CHECK(!message("attach 1000", &m, &err) &&
+	      m.kind == IOBAND_MSG_ATTACH && m.group.id == 1000, "attach");
+	CHECK(!message("detach 1000", &m, &err) &&
+	      m.kind == IOBAND_MSG_DETACH, "detach");
+	CHECK(!message("reset", &m, &err) && m.kind == IOBAND_MSG_RESET,
+	      "reset");
+}
+
+static const char *const bad_messages[] = {
+	"", "bogus", "weight", "weight 0", "weight 10001", "weight x",
+	"weight 1:2 3", "weight :5", "weight 1:", "weight -2:5", "weight 1:2:3",
+	"range-bw 5:300:200", "range-bw", "range-bw 1:2:x",
+	"token", "token 0", "token 1048577", "token -1", "token 1 2",
+	"carryover 101", "io_throttle 0", "io_limit 65537", "io_limit 1x",
+	"type", "type bogus", "type user gid", "policy", "policy x",
+	"attach", "attach -1", "attach x", "attach 1 2", "detach",
+	"detach 18446744073709551616", "reset now",
+};
+
+static void messages_bad(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(bad_messages); i++) {
+		struct ioband_msg m;
+		char *err;
+
+		CHECK(message(bad_messages[i], &m, &err) == -EINVAL,
+		      "'%s' accepted", bad_messages[i]);
+		CHECK(err && *err, "'%s' has no error text", bad_messages[i]);
+	}
+}
+
+static void conf_update(void)
+{
+	struct ioband_dg_conf c;
+	struct ioband_msg m = { .kind = IOBAND_MSG_IO_THROTTLE, .value = 200 };
+	char *err = NULL;
+
+	ioband_dg_conf_init(&c);
+	CHECK(ioband_dg_conf_update(&c, &m, &err) == -EINVAL,
+	      "throttle above limit accepted");
+	CHECK(c.io_throttle == IOBAND_DEFAULT_IO_THROTTLE, "changed anyway");
+	m.kind = IOBAND_MSG_IO_LIMIT;
+	m.value = 2;
+	CHECK(ioband_dg_conf_update(&c, &m, &err) == -EINVAL,
+	      "limit below throttle accepted");
+	m.value = 256;
+	CHECK(!ioband_dg_conf_update(&c, &m, &err) && c.io_limit == 256,
+	      "limit");
+	m.kind = IOBAND_MSG_WEIGHT;
+	CHECK(ioband_dg_conf_update(&c, &m, &err) == -EINVAL, "weight");
+}
+
+static void group_ids(void)
+{
+	char *err;
+
+	CHECK(!ioband_check_group_id(IOBAND_TYPE_USER, 0, &err), "uid 0");
+	CHECK(ioband_check_group_id(IOBAND_TYPE_USER, 4294967295LL, &err),
+	      "uid -1");
+	CHECK(!ioband_check_group_id(IOBAND_TYPE_PGRP, 1, &err), "pgrp 1");
+	CHECK(ioband_check_group_id(IOBAND_TYPE_NONE, 1, &err), "none");
+	CHECK(!strcmp(ioband_type_name(IOBAND_TYPE_CGROUP), "cgroup"), "nm");
+	CHECK(!strcmp(ioband_policy_name(IOBAND_POLICY_RANGE_BW), "range-bw"),
+	      "policy name");
+}
+
+void parse_tests(void)
+{
+	RUN(table_ancestor_example);
+	RUN(table_defaults);
+	RUN(table_range_bw);
+	RUN(table_bad);
+	RUN(messages_good);
+	RUN(messages_bad);
+	RUN(conf_update);
+	RUN(group_ids);
+}

@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Scheduling arithmetic of dm-ioband, alone and in the device model. */
+#include <stdlib.h>
+#include <string.h>
+#include <linux/dm-ioband.h>
+#include "sim.h"
+#include "unit.h"
+
+/* The field notes' anchor: null_blk at 100 us, queue depth 4. */
+static void sim_setup(struct sim *sim, u32 nr)
+{
+	u32 i;
+
+	memset(sim, 0, sizeof(*sim));
+	ioband_dg_conf_init(&sim->conf);
+	sim->depth = 4;
+	sim->base_us = 100;
+	sim->run_us = 3 * 1000 * 1000;
+	sim->warmup_us = 200 * 1000;
+	sim->nr_groups = nr;
+	for (i = 0; i < nr; i++) {
+		sim->g[i].weight = 100;
+		sim->g[i].procs = 8;
+		sim->g[i].io_kb = 4;
+	}
+}
+
+static double share(const struct sim *sim, u32 i, bool bytes)
+{
+	u64 total = 0;
+	u32 j;
+
+	for (j = 0; j < sim->nr_groups; j++)
+		total += bytes ? sim->g[j].kb : sim->g[j].ios;
+	return 100.0 * (bytes ? sim->g[i].kb : sim->g[i].ios) / total;
+}
+
+static void check_shares(const struct sim *sim, const double *target,
+			 double tolerance, bool bytes)
+{
+	u32 i;
+
+	for (i = 0; i < sim->nr_groups; i++) {
+		double got = share(sim, i, bytes);
+
+		CHECK(got > target[i] - tolerance && got < target[i] + tolerance,
+		      "group %u: %.2f%% for target %.2f%%", i, got, target[i]);
+	}
+}
+
+static void weights_400_200_100(void)
+{
+	static const double target[] = { 400 / 7.0, 200 / 7.0, 100 / 7.0 };
+	struct sim sim;
+	u64 bare;
+
+	sim_setup(&sim, 3);
+	sim.g[0].weight = 400;
+	sim.g[1].weight = 200;
+	sim.g[2].weight = 100;
+	bare = sim_run_bare(&sim);
+	sim_run(&sim);
+	check_shares(&sim, target, 1.0, false);
+	CHECK(sim.total_ios * 100 >= bare * 99, "throughput %llu of %llu",
+	      (unsigned long long)sim.total_ios, (unsigned long long)bare);
+}
+
+static void weights_7_4_1_deep(void)
+{
+	static const double target[] = { 700 / 12.0, 400 / 12.0, 100 / 12.0 };
+	struct sim sim;
+
+	sim_setup(&sim, 3);
+	sim.depth = 32;
+	sim.conf.io_throttle = 32;
+	sim.g[0].weight = 7;
+	sim.g[1].weight = 4;
+	sim.g[2].weight = 1;
+	sim.g[0].procs = sim.g[1].procs = sim.g[2].procs = 64;
+	sim_run(&sim);
+	check_shares(&sim, target, 1.0, false);
+}
+
+/* Wrapping virtual time changes nothing. */
+static void clock_wraps(void)
+{
+	static const double target[] = { 400 / 7.0, 200 / 7.0, 100 / 7.0 };
+	struct sim sim;
+
+	sim_setup(&sim, 3);
+	sim.vclock_start = ~0ULL - (1ULL << 40);
+	sim.g[0].weight = 400;
+	sim.g[1].weight = 200;
+	sim.g[2].weight = 100;
+	sim_run(&sim);
+	check_shares(&sim, target, 1.0, false);
+}
+
+/* A lone busy group is never held, whatever its weight. */
+static void lone_group_never_waits(void)
+{
+	struct sim sim;
+	u64 bare;
+
+	sim_setup(&sim, 2);
+	sim.g[0].weight = 1;
+	sim.g[1].weight = 10000;
+	sim.g[1].procs = 0;
+	bare = sim_run_bare(&sim);
+	sim_run(&sim);
+	CHECK(sim.g[0].held == 0, "held %llu", (unsigned long long)sim.g[0].held);
+	CHECK(sim.total_ios == bare, "%llu vs %llu",
+	      (unsigned long long)sim.total_ios, (unsigned long long)bare);
+}
+
+/* An idle group's share goes to the busy ones, in their proportion. */
+static void idle_share_passes_on(void)
+{
+	static const double target[] = { 80, 0, 20 };
+	struct sim sim;
+	u64 bare;
+
+	sim_setup(&sim, 3);
+	sim.g[0].weight = 400;
+	sim.g[1].weight = 200;
+	sim.g[1].procs = 0;
+	sim.g[2].weight = 100;
+	bare = sim_run_bare(&sim);
+	sim_run(&sim);
+	check_shares(&sim, target, 1.0, false);
+	CHECK(sim.total_ios * 100 >= bare * 99, "throughput %llu of %llu",
+	      (unsigned long long)sim.total_ios, (unsigned long long)bare);
+}
+
+/*
+ * A heavy-weight group with too little work to use its share does not
+ * hold the device back: the rest goes to the others.
+ */
+static void light_group_keeps_device_busy(void)
+{
+	struct sim sim;
+	u64 bare;
+
+	sim_setup(&sim, 2);
+	sim.g[0].weight = 1000;
+	sim.g[0].procs = 1;
+	sim.g[0].think_us = 500;
+	sim.g[1].weight = 10;
+	bare = sim_run_bare(&sim);
+	sim_run(&sim);
+	CHECK(sim.total_ios * 100 >= bare * 97, "throughput %llu of %llu",
+	      (unsigned long long)sim.total_ios, (unsigned long long)bare);
+	CHECK(sim.g[0].held * 100 <= sim.g[0].ios, "light group held %llu of %llu",
+	      (unsigned long long)sim.g[0].held,
+	      (unsigned long long)sim.g[0].ios);
+}
+
+/* weight-iosize divides bytes, not I/Os. */
+static void iosize_shares_bytes(void)
+{
+	static const double target[] = { 50, 50 };
+	struct sim sim;
+
+	sim_setup(&sim, 2);
+	sim.conf.policy = IOBAND_POLICY_WEIGHT_IOSIZE;
+	sim.per_kb_ns = 5000;
+	sim.base_us = 20;
+	sim.g[1].io_kb = 64;
+	sim_run(&sim);
+	check_shares(&sim, target, 2.0, true);
+}
+
+/* ---- the heap, by random operations against a reference -------------- */
+
+static bool heap_ok(const struct ioband_sched *s)
+{
+	u32 i;
+
+	for (i = 0; i < s->heap_len; i++) {
+		if (s->heap[i]->heap_idx != (s32)i)
+			return false;
+		if (i && (s64)(s->heap[i]->vtime -
+			       s->heap[(i - 1) / 2]->vtime) < 0)
+			return false;
+	}
+	return true;
+}
+
+static void heap_random(void)
+{
+	enum { N = 64 };
+	static struct ioband_entity ent[N];
+	static struct ioband_entity *heap[N];
+	struct ioband_dg_conf conf;
+	struct ioband_sched s;
+	u32 i, step, queued = 0, inflight = 0;
+
+	srand(1);
+	ioband_dg_conf_init(&conf);
+	conf.io_limit = 16;
+	ioband_sched_init(&s, &conf, heap, N);
+	for (i = 0; i < N; i++)
+		ioband_entity_init(&s, &ent[i], 1 + rand() % 10000);
+
+	for (step = 0; step < 200000; step++) {
+		struct ioband_entity *e = &ent[rand() % N];
+		int op = rand() % 4;
+
+		if (op == 0 || op == 1) {
+			ioband_sched_arrive(&s, e);
+			if (ioband_sched_admit(&s, e)) {
+				ioband_sched_dispatch(&s, e, 8, false);
+				inflight++;
+			} else {
+				ioband_sched_hold(&s, e);
+				queued++;
+			}
+		} else if (op == 2 && e->nr_inflight) {
+			ioband_sched_complete(&s, e);
+			inflight--;
+		} else if (op == 3) {
+			struct ioband_entity *n = ioband_sched_next(&s);
+			u32 j;
+
+			if (!n)
+				continue;
+			for (j = 0; j < s.heap_len; j++)
+				CHECK((s64)(s.heap[j]->vtime - n->vtime) >= 0,
+				      "next is not the furthest behind");
+			ioband_sched_dispatch(&s, n, 8, true);
+			queued--;
+			inflight++;
+		}
+		if (!heap_ok(&s)) {
+			CHECK(0, "heap broken at step %u", step);
+			return;
+		}
+	}
+	CHECK(s.nr_inflight == inflight, "inflight %u vs %u", s.nr_inflight,
+	      inflight);
+	for (i = 0; i < N; i++)
+		queued -= ent[i].nr_queued;
+	CHECK(queued == 0, "queued counts disagree");
+}
+
+/* Detaching moves held bios and weight bookkeeping along. */
+static void move_held(void)
+{
+	struct ioband_entity a, b, *heap[2];
+	struct ioband_dg_conf conf;
+	struct ioband_sched s;
+
+	ioband_dg_conf_init(&conf);
+	conf.io_limit = conf.io_throttle = 1;
+	ioband_sched_init(&s, &conf, heap, 2);
+	ioband_entity_init(&s, &a, 100);
+	ioband_entity_init(&s, &b, 300);
+	CHECK(s.total_weight == 400, "total");
+
+	ioband_sched_arrive(&s, &a);
+	CHECK(ioband_sched_admit(&s, &a), "first admitted");
+	ioband_sched_dispatch(&s, &a, 8, false);
+	ioband_sched_arrive(&s, &a);
+	CHECK(!ioband_sched_admit(&s, &a), "second admitted past io_limit");
+	ioband_sched_hold(&s, &a);
+	ioband_sched_arrive(&s, &a);
+	ioband_sched_hold(&s, &a);
+	CHECK(a.nr_queued == 2 && s.heap_len == 1, "held");
+
+	ioband_sched_move_held(&s, &a, &b);
+	ioband_entity_exit(&s, &a);
+	CHECK(b.nr_queued == 2 && a.nr_queued == 0, "moved");
+	CHECK(s.heap_len == 1 && s.heap[0] == &b, "heap holds b");
+	CHECK(s.active_weight == 400, "a in flight, b held: %llu",
+	      (unsigned long long)s.active_weight);
+	CHECK(s.total_weight == 300, "total after exit");
+	CHECK(!ioband_sched_next(&s), "released past io_limit");
+	ioband_sched_complete(&s, &a);
+	CHECK(s.active_weight == 300, "a drained");
+	CHECK(ioband_sched_next(&s) == &b, "b next");
+	ioband_sched_dispatch(&s, &b, 8, true);
+	ioband_sched_complete(&s, &b);
+	CHECK(ioband_sched_next(&s) == &b, "b again");
+	ioband_sched_dispatch(&s, &b, 8, true);
+	ioband_sched_complete(&s, &b);
+	CHECK(!ioband_sched_next(&s) && s.active_weight == 0 &&
+	      s.nr_inflight == 0 && s.heap_len == 0, "all drained");
+}
+
+/* Weight changes keep the active and total sums right. */
+static void weight_change(void)
+{
+	struct ioband_entity a, *heap[1];
+	struct ioband_dg_conf conf;
+	struct ioband_sched s;
+
+	ioband_dg_conf_init(&conf);
+	ioband_sched_init(&s, &conf, heap, 1);
+	ioband_entity_init(&s, &a, 100);
+	ioband_sched_arrive(&s, &a);
+	ioband_sched_dispatch(&s, &a, 8, false);
+	ioband_entity_set_weight(&s, &a, 250);
+	CHECK(s.active_weight == 250 && s.total_weight == 250, "sums");
+	ioband_sched_complete(&s, &a);
+	CHECK(s.active_weight == 0, "inactive");
+	CHECK(a.inv_weight == IOBAND_VSCALE / 250, "inverse");
+}
+
+void sched_tests(void)
+{
+	RUN(heap_random);
+	RUN(move_held);
+	RUN(weight_change);
+	RUN(lone_group_never_waits);
+	RUN(idle_share_passes_on);
+	RUN(light_group_keeps_device_busy);
+	RUN(weights_400_200_100);
+	RUN(weights_7_4_1_deep);
+	RUN(clock_wraps);
+	RUN(iosize_shares_bytes);
+}
