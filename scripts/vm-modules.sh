@@ -48,6 +48,9 @@ for k in "${kernels[@]}"; do
 	fi
 	out=$BUILD/modules/$k
 	mkdir -p "$out/src"
+	# one build per kernel at a time (parallel test runs share build/)
+	exec 8>"$out/.lock"
+	flock 8
 	rm -f "$out"/*.ko
 	if ! compgen -G "$SRC/drivers/md/*.c" >/dev/null; then
 		echo "vm-modules: $k: no module sources in $SRC/drivers/md yet, nothing built"
