@@ -74,7 +74,7 @@
  * Otherwise the bio is appended to its group's queue (DM_MAPIO_SUBMITTED).
  * end_io() counts the completion and moves the bios the scheduler now
  * allows to the device group's ready list; a work item submits them with
- * submit_bio_noacct(), since completions may run in interrupt context
+ * dm_submit_bio_remap(), since completions may run in interrupt context
  * where submitting may not sleep.  Empty flushes carry no data and are
  * passed through uncharged; a flush only covers writes that have
  * completed, and a held write has not, so passing it is correct.
@@ -104,6 +104,7 @@
 #include <linux/cgroup.h>
 #include <linux/cred.h>
 #include <linux/device-mapper.h>
+#include <linux/memcontrol.h>
 #include <linux/dm-ioband.h>
 #include <linux/module.h>
 #include <linux/sched.h>
@@ -177,6 +178,16 @@ static struct workqueue_struct *ioband_wq;
 
 /* ---- classification ----------------------------------------------------- */
 
+/*
+ * What a bio is classified by, worked out before the bio is remapped and
+ * the lock is taken.  cgrp is valid under rcu_read_lock().
+ */
+struct ioband_key {
+	enum ioband_group_type type;
+	s64 id;
+	struct cgroup *cgrp;
+};
+
 static s64 ioband_task_id(enum ioband_group_type type)
 {
 	switch (type) {
@@ -194,40 +205,63 @@ static s64 ioband_task_id(enum ioband_group_type type)
 }
 
 /*
- * The bio's cgroup or its nearest ancestor with a group.  The blkcg
- * association is the dirtying cgroup for writeback and the submitter's
- * otherwise; the bio's reference on its blkg pins the cgroup and so all
- * its ancestors.
+ * The cgroup a bio is charged to.  Device-mapper hands targets clones that
+ * do not carry the blkcg association yet (dm core copies it from the
+ * original bio only when the clone is submitted), so use an association
+ * if there is one, and otherwise the facts it is made from: page cache
+ * pages belong to the cgroup that dirtied them (which is what writeback
+ * charges, whoever submits the bio), anything else to the submitting task.
+ * Called under rcu_read_lock().
  */
-static struct ioband_group *ioband_cgroup_group(struct ioband_device *d,
-						struct bio *bio)
+static struct cgroup *ioband_bio_cgroup(struct bio *bio)
 {
 	struct cgroup_subsys_state *css = bio_blkcg_css(bio);
-	struct cgroup *cgrp;
 
-	if (!css)
-		return NULL;
-	for (cgrp = css->cgroup; cgrp; cgrp = cgroup_parent(cgrp)) {
-		struct ioband_group *g = xa_load(&d->groups, cgroup_id(cgrp));
+	if (css)
+		return css->cgroup;
+	if (bio_has_data(bio)) {
+		struct folio *folio = page_folio(bio_page(bio));
 
-		if (g)
-			return g;
+		if (!folio_test_slab(folio) && folio->mapping &&
+		    !folio_test_anon(folio)) {
+			struct mem_cgroup *memcg = folio_memcg(folio);
+
+			if (memcg)
+				return memcg->css.cgroup;
+		}
 	}
-	return NULL;
+	return task_dfl_cgroup(current);
 }
 
-/* Called with dg->lock held. */
-static struct ioband_group *ioband_classify(struct ioband_device *d,
-					    struct bio *bio)
+static void ioband_bio_key(struct ioband_device *d, struct bio *bio,
+			   struct ioband_key *key)
 {
-	struct ioband_group *g;
-
-	if (d->type == IOBAND_TYPE_NONE || !d->nr_groups)
-		return &d->def;
-	if (d->type == IOBAND_TYPE_CGROUP)
-		g = ioband_cgroup_group(d, bio);
+	key->type = READ_ONCE(d->type);
+	if (key->type == IOBAND_TYPE_CGROUP)
+		key->cgrp = ioband_bio_cgroup(bio);
 	else
-		g = xa_load(&d->groups, ioband_task_id(d->type));
+		key->id = ioband_task_id(key->type);
+}
+
+/*
+ * The group of a bio: its own or, for cgroups, its nearest ancestor's;
+ * else the default group.  Called with dg->lock held.
+ */
+static struct ioband_group *ioband_lookup(struct ioband_device *d,
+					  const struct ioband_key *key)
+{
+	struct ioband_group *g = NULL;
+	struct cgroup *cgrp;
+
+	/* the type changes only while no group is attached */
+	if (key->type != d->type || !d->nr_groups)
+		return &d->def;
+	if (key->type == IOBAND_TYPE_CGROUP) {
+		for (cgrp = key->cgrp; cgrp && !g; cgrp = cgroup_parent(cgrp))
+			g = xa_load(&d->groups, cgroup_id(cgrp));
+	} else if (key->type != IOBAND_TYPE_NONE) {
+		g = xa_load(&d->groups, key->id);
+	}
 	return g ? g : &d->def;
 }
 
@@ -292,9 +326,14 @@ static void ioband_submit_work(struct work_struct *work)
 	bio_list_init(&dg->ready);
 	spin_unlock_irq(&dg->lock);
 
+	/*
+	 * dm_submit_bio_remap() gives the bio the original's blkcg
+	 * association, so controllers below see the right cgroup, and does
+	 * dm's accounting (ti->accounts_remapped_io).
+	 */
 	blk_start_plug(&plug);
 	while ((bio = bio_list_pop(&bios)))
-		submit_bio_noacct(bio);
+		dm_submit_bio_remap(bio, NULL);
 	blk_finish_plug(&plug);
 }
 
@@ -322,16 +361,24 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	struct ioband_dg *dg = d->dg;
 	struct ioband_sched *s = &dg->sched;
 	struct ioband_group *g;
+	struct ioband_key key;
 	bool held;
 
+	ib->grp = NULL;
+	if (!bio_sectors(bio)) {
+		/* empty flush: not charged */
+		bio_set_dev(bio, d->dev->bdev);
+		return DM_MAPIO_REMAPPED;
+	}
+
+	rcu_read_lock();
+	ioband_bio_key(d, bio, &key);
+	/* A held bio may be released as soon as the lock drops. */
 	bio_set_dev(bio, d->dev->bdev);
 	bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
-	ib->grp = NULL;
-	if (!bio_sectors(bio))
-		return DM_MAPIO_REMAPPED;	/* empty flush: not charged */
 
 	spin_lock_irq(&dg->lock);
-	g = ioband_classify(d, bio);
+	g = ioband_lookup(d, &key);
 	ib->cost = ioband_bio_cost(s, bio_sectors(bio), bio_has_data(bio));
 	ioband_sched_arrive(s, &g->ent);
 	held = !d->passthrough && !ioband_sched_admit(s, &g->ent);
@@ -345,6 +392,7 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 		ib->grp = g;
 	}
 	spin_unlock_irq(&dg->lock);
+	rcu_read_unlock();
 	return held ? DM_MAPIO_SUBMITTED : DM_MAPIO_REMAPPED;
 }
 
@@ -686,6 +734,7 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	ti->num_discard_bios = 1;
 	ti->num_write_zeroes_bios = 1;
 	ti->per_io_data_size = sizeof(struct ioband_bio);
+	ti->accounts_remapped_io = true;
 	return 0;
 
 bad_dg:
