@@ -41,19 +41,31 @@ for p in "${PKGS[@]}"; do
 	[ "$st" = "install ok installed" ] || missing+=("$p")
 done
 
+# apt's chatter goes to a log; its tail is shown when something fails.
+mkdir -p "$BUILD"
+APTLOG=$BUILD/deps-apt.log
+apt_run() {
+	if ! $SUDO "$@" -o DPkg::Lock::Timeout=600 </dev/null >>"$APTLOG" 2>&1; then
+		echo "deps: '$*' failed; the end of $APTLOG:" >&2
+		tail -n 30 "$APTLOG" >&2
+		return 1
+	fi
+}
+
 updated=0
 apt_update() {
 	[ $updated = 1 ] && return 0
 	say "apt-get update"
-	$SUDO apt-get update -qq
+	apt_run apt-get update -qq
 	updated=1
 }
 
 if [ ${#missing[@]} -gt 0 ]; then
-	say "installing: ${missing[*]}"
+	say "installing: ${missing[*]} (log: $APTLOG)"
 	apt_update
-	$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" \
-		</dev/null
+	t0=$(date +%s)
+	apt_run apt-get install -y -qq --no-install-recommends "${missing[@]}"
+	say "installed in $(( $(date +%s) - t0 ))s"
 fi
 
 # --- Debian's 6.1 kernel image, for the production VM -------------------
@@ -90,8 +102,7 @@ if [ "$IABI" != "$ABI" ]; then
 	IABI=$(img_abi)
 	if [ "$IABI" != "$ABI" ]; then
 		say "linux-headers-amd64 is for $ABI, the archive has $IABI: upgrading headers"
-		$SUDO apt-get install -y -qq --no-install-recommends \
-			linux-headers-amd64 </dev/null
+		apt_run apt-get install -y -qq --no-install-recommends linux-headers-amd64
 		ABI=$(hdr_abi)
 	fi
 fi
@@ -101,9 +112,8 @@ if [ "$IABI" != "$ABI" ]; then
 fi
 
 say "fetching linux-image-$ABI (download only, not installed)"
-mkdir -p "$BUILD"
 tmp=$(mktemp -d "$BUILD/.deps.XXXXXX")
-chmod 755 "$tmp"
+chmod 777 "$tmp"	# apt-get download drops privileges to _apt
 trap 'rm -rf "$tmp"' EXIT
 if ! (cd "$tmp" && apt-get download -qq "linux-image-$ABI" </dev/null); then
 	apt_update
