@@ -14,6 +14,7 @@
 #endif
 #include <linux/dm-ioband.h>
 #include <linux/math64.h>
+#include <linux/minmax.h>
 #include <linux/string.h>
 
 /* ---- names ------------------------------------------------------------ */
@@ -304,14 +305,16 @@ int ioband_parse_table(unsigned int argc, char **argv, struct ioband_table *t,
 	if (check_dg_name(argv[0], t->dg_name, error))
 		return -EINVAL;
 	ioband_dg_conf_init(&t->dg);
-	if (parse_setting(argv[1], IOBAND_IO_LIMIT_MAX,
-			  IOBAND_DEFAULT_IO_THROTTLE, &t->dg.io_throttle)) {
-		*error = "io_throttle must be a number from 0 to 65536";
-		return -EINVAL;
-	}
 	if (parse_setting(argv[2], IOBAND_IO_LIMIT_MAX,
 			  IOBAND_DEFAULT_IO_LIMIT, &t->dg.io_limit)) {
 		*error = "io_limit must be a number from 0 to 65536";
+		return -EINVAL;
+	}
+	/* The default io_throttle never exceeds an explicit io_limit. */
+	if (parse_setting(argv[1], IOBAND_IO_LIMIT_MAX,
+			  min_t(u32, IOBAND_DEFAULT_IO_THROTTLE,
+				t->dg.io_limit), &t->dg.io_throttle)) {
+		*error = "io_throttle must be a number from 0 to 65536";
 		return -EINVAL;
 	}
 	if (check_limits(&t->dg, error))
@@ -426,11 +429,7 @@ static int parse_attach_msg(unsigned int argc, char **argv,
 	return 0;
 }
 
-/*
- * Parses a message into @msg.  The policy decides how "weight" and
- * "range-bw" values read, so @msg->policy must hold the device group's
- * current policy on entry.
- */
+/* Parses a message into @msg; applying it is the target's business. */
 int ioband_parse_message(unsigned int argc, char **argv,
 			 struct ioband_msg *msg, char **error)
 {

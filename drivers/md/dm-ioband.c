@@ -97,7 +97,9 @@
  * messages and resume, and lock (spinlock, taken with interrupts off since
  * completions may come in hard interrupt context), which guards the
  * scheduler, the groups' queues and statistics, the group lookup tables and
- * the ready list.  No lock is shared between device groups.
+ * the ready list.  Each device's xarray of groups is changed only under
+ * dg->lock or with its own lock taken irq-safe.  No lock is shared between
+ * device groups.
  */
 #include <linux/blk-cgroup.h>
 #include <linux/bio.h>
@@ -547,7 +549,7 @@ static int ioband_attach(struct ioband_device *d,
 		gs[i] = kzalloc(sizeof(*gs[i]), GFP_KERNEL);
 		if (!gs[i])
 			goto fail;
-		r = xa_reserve(&d->groups, confs[i].id, GFP_KERNEL);
+		r = xa_reserve_irq(&d->groups, confs[i].id, GFP_KERNEL);
 		if (r)
 			goto fail;
 	}
@@ -565,10 +567,12 @@ static int ioband_attach(struct ioband_device *d,
 	return 0;
 
 fail:
-	for (i = 0; i < nr; i++) {
+	spin_lock_irq(&dg->lock);
+	for (i = 0; i < nr; i++)
 		xa_release(&d->groups, confs[i].id);
+	spin_unlock_irq(&dg->lock);
+	for (i = 0; i < nr; i++)
 		kfree(gs[i]);
-	}
 	kvfree(gs);
 	return r;
 }
@@ -721,7 +725,11 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	d->type = t.type;
 	d->table_conf = t.dg;
 	d->conf_pending = true;
-	xa_init(&d->groups);
+	/*
+	 * The xarray's lock nests inside dg->lock, which end_io takes in
+	 * interrupt context: it must never be taken with interrupts on.
+	 */
+	xa_init_flags(&d->groups, XA_FLAGS_LOCK_IRQ);
 	r = ioband_join(d, &t);
 	if (r) {
 		ti->error = "cannot set up groups";

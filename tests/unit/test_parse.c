@@ -108,6 +108,7 @@ static const struct {
 	{ "dg -1 0 none weight 0", "io_throttle" },
 	{ "dg 0 65537 none weight 0", "io_limit" },
 	{ "dg 8 4 none weight 0", "exceed" },
+	{ "dg 0 2 none weight 0", NULL },
 	{ "dg 0 0 none weight 1048577", "token_base" },
 	{ "dg 0 0 none weight 99999999999999999999", "token_base" },
 	{ "dg 0 0 none weight 0 :0", "weight" },
