@@ -14,7 +14,6 @@
 #endif
 #include <linux/dm-ioband.h>
 #include <linux/math64.h>
-#include <linux/minmax.h>
 #include <linux/string.h>
 
 /* ---- names ------------------------------------------------------------ */
@@ -310,10 +309,8 @@ int ioband_parse_table(unsigned int argc, char **argv, struct ioband_table *t,
 		*error = "io_limit must be a number from 0 to 65536";
 		return -EINVAL;
 	}
-	/* The default io_throttle never exceeds an explicit io_limit. */
 	if (parse_setting(argv[1], IOBAND_IO_LIMIT_MAX,
-			  min_t(u32, IOBAND_DEFAULT_IO_THROTTLE,
-				t->dg.io_limit), &t->dg.io_throttle)) {
+			  IOBAND_DEFAULT_IO_THROTTLE, &t->dg.io_throttle)) {
 		*error = "io_throttle must be a number from 0 to 65536";
 		return -EINVAL;
 	}
@@ -389,7 +386,7 @@ static const struct {
 } setting_msgs[] = {
 	{ "token", IOBAND_MSG_TOKEN, 1, IOBAND_TOKEN_BASE_MAX },
 	{ "carryover", IOBAND_MSG_CARRYOVER, 0, IOBAND_CARRYOVER_MAX },
-	{ "io_throttle", IOBAND_MSG_IO_THROTTLE, 1, IOBAND_IO_LIMIT_MAX },
+	{ "io_throttle", IOBAND_MSG_IO_THROTTLE, 0, IOBAND_IO_LIMIT_MAX },
 	{ "io_limit", IOBAND_MSG_IO_LIMIT, 1, IOBAND_IO_LIMIT_MAX },
 };
 
@@ -590,9 +587,11 @@ static void heap_remove(struct ioband_sched *s, struct ioband_entity *e)
  * The model is explained in the top comment of drivers/md/dm-ioband.c.
  * In short: serving @cost sectors advances a group's vtime by
  * cost / weight and the device group's clock by cost / active_weight.
- * A group may run at most @window ahead of the clock while the device is
- * busy (io_throttle or more bios in flight), and may fall at most @carry
- * behind it, which bounds the credit an idle group can bank.
+ * A group may run at most @window ahead of the clock and may fall at most
+ * @carry behind it, which bounds the credit an idle group can bank.  A
+ * group is active while it has bios held or in flight, and for idle_ns
+ * after its last one completed: a group whose processes are between two
+ * I/Os keeps its share, a group that has stopped gives it up.
  */
 static void update_window(struct ioband_sched *s)
 {
@@ -608,6 +607,7 @@ void ioband_sched_init(struct ioband_sched *s, const struct ioband_dg_conf *c,
 {
 	memset(s, 0, sizeof(*s));
 	s->conf = *c;
+	s->idle_ns = IOBAND_DEFAULT_IDLE_NS;
 	s->heap = heap;
 	s->heap_cap = heap_cap;
 	update_window(s);
@@ -658,15 +658,84 @@ void ioband_entity_init(struct ioband_sched *s, struct ioband_entity *e,
 }
 EXPORT_SYMBOL_GPL(ioband_entity_init);
 
-static bool entity_active(const struct ioband_entity *e)
+static bool entity_busy(const struct ioband_entity *e)
 {
 	return e->nr_queued || e->nr_inflight;
+}
+
+/*
+ * The idle list holds, oldest first, exactly the groups that are active
+ * but not busy.
+ */
+static void idle_add(struct ioband_sched *s, struct ioband_entity *e, u64 now)
+{
+	e->idle_since = now;
+	e->idle_next = NULL;
+	e->idle_prev = s->idle_tail;
+	if (s->idle_tail)
+		s->idle_tail->idle_next = e;
+	else
+		s->idle_head = e;
+	s->idle_tail = e;
+}
+
+static void idle_del(struct ioband_sched *s, struct ioband_entity *e)
+{
+	if (e->idle_prev)
+		e->idle_prev->idle_next = e->idle_next;
+	else
+		s->idle_head = e->idle_next;
+	if (e->idle_next)
+		e->idle_next->idle_prev = e->idle_prev;
+	else
+		s->idle_tail = e->idle_prev;
+	e->idle_prev = NULL;
+	e->idle_next = NULL;
+}
+
+static void deactivate(struct ioband_sched *s, struct ioband_entity *e)
+{
+	idle_del(s, e);
+	e->active = false;
+	s->active_weight -= e->weight;
+	s->nr_active--;
+}
+
+/* Groups idle for longer than idle_ns give up their share. */
+static void expire_idle(struct ioband_sched *s, u64 now)
+{
+	while (s->idle_head &&
+	       (s64)(now - s->idle_head->idle_since) >= (s64)s->idle_ns)
+		deactivate(s, s->idle_head);
+}
+
+/*
+ * A group with nothing held or in flight keeps its share for idle_ns if it
+ * has had more than one bio in the scheduler at once since it became
+ * active: its I/O comes from several submitters (or an asynchronous one),
+ * so a moment with nothing in flight means they are between two I/Os.  A
+ * group that has only ever had one bio at a time is a single synchronous
+ * stream whose pauses are its own: holding the others back during them
+ * would only leave the device idle, so it gives its share up at once.
+ */
+static void maybe_idle(struct ioband_sched *s, struct ioband_entity *e,
+		       u64 now)
+{
+	if (!e->active || entity_busy(e))
+		return;
+	if (!e->parallel) {
+		e->active = false;
+		s->active_weight -= e->weight;
+		s->nr_active--;
+		return;
+	}
+	idle_add(s, e, now);
 }
 
 void ioband_entity_set_weight(struct ioband_sched *s, struct ioband_entity *e,
 			      u32 weight)
 {
-	if (entity_active(e))
+	if (e->active)
 		s->active_weight += (u64)weight - e->weight;
 	s->total_weight += (u64)weight - e->weight;
 	e->weight = weight;
@@ -677,7 +746,8 @@ EXPORT_SYMBOL_GPL(ioband_entity_set_weight);
 
 /*
  * The group leaves the configuration.  Its held bios must have been moved
- * away; bios still in flight keep it active until they complete.
+ * away; bios still in flight keep it active until they complete, and
+ * ioband_entity_forget() must be called before its memory is reused.
  */
 void ioband_entity_exit(struct ioband_sched *s, struct ioband_entity *e)
 {
@@ -685,6 +755,14 @@ void ioband_entity_exit(struct ioband_sched *s, struct ioband_entity *e)
 	update_window(s);
 }
 EXPORT_SYMBOL_GPL(ioband_entity_exit);
+
+/* The scheduler lets go of a group with nothing held or in flight. */
+void ioband_entity_forget(struct ioband_sched *s, struct ioband_entity *e)
+{
+	if (e->active)
+		deactivate(s, e);
+}
+EXPORT_SYMBOL_GPL(ioband_entity_forget);
 
 /* After a policy switch every group starts level with the clock. */
 void ioband_entity_restart(struct ioband_sched *s, struct ioband_entity *e)
@@ -707,35 +785,55 @@ u32 ioband_bio_cost(const struct ioband_sched *s, u32 sectors, bool has_data)
 EXPORT_SYMBOL_GPL(ioband_bio_cost);
 
 /*
- * A bio arrives for @e.  A group that had nothing held or in flight
- * becomes active; a group that is not holding bios may not bring more
- * than @carry of credit from the past.
+ * A bio arrives for @e, which becomes active if it was not.  A group that
+ * is not holding bios may not bring more than @carry of credit from the
+ * past.
  */
-void ioband_sched_arrive(struct ioband_sched *s, struct ioband_entity *e)
+void ioband_sched_arrive(struct ioband_sched *s, struct ioband_entity *e,
+			 u64 now)
 {
 	u64 floor = s->vclock - s->carry;
 
-	if (!entity_active(e))
+	expire_idle(s, now);
+	if (!e->active) {
+		e->active = true;
+		e->parallel = false;
 		s->active_weight += e->weight;
+		s->nr_active++;
+	} else if (!entity_busy(e)) {
+		idle_del(s, e);
+	} else {
+		e->parallel = true;
+	}
 	if (!e->nr_queued && vt_before(e->vtime, floor))
 		e->vtime = floor;
 }
 EXPORT_SYMBOL_GPL(ioband_sched_arrive);
 
 /*
- * May a group at @e's vtime be served now?  Within the window always;
- * beyond it only while the device is under-used, and then the clock
- * jumps forward so the group is within the window again: capacity no
- * group was asking for is not charged against the future.
+ * May @e, the group furthest behind among those that want to send a bio,
+ * be served now?  Within its window always.  Beyond it, when io_throttle
+ * is set and fewer bios are in flight, or when every active group holds
+ * bios beyond its window, so that no dispatch could ever move the clock:
+ * then the clock jumps forward until @e is within its window again, as if
+ * a new epoch had begun.  Otherwise the clock moves when an active group
+ * that is not held sends a bio, or when an idle group's grace runs out at
+ * *wake_at.
  */
-static bool may_serve(struct ioband_sched *s, struct ioband_entity *e)
+static bool may_serve(struct ioband_sched *s, struct ioband_entity *e,
+		      u64 *wake_at)
 {
+	*wake_at = 0;
 	if (s->nr_inflight >= s->conf.io_limit)
 		return false;
 	if (!vt_before(s->vclock + s->window, e->vtime))
 		return true;
-	if (s->nr_inflight >= s->conf.io_throttle)
+	if (s->nr_inflight >= s->conf.io_throttle &&
+	    s->nr_active > s->heap_len + !e->nr_queued) {
+		if (s->idle_head)
+			*wake_at = s->idle_head->idle_since + s->idle_ns;
 		return false;
+	}
 	s->vclock = e->vtime - s->window;
 	return true;
 }
@@ -743,10 +841,15 @@ static bool may_serve(struct ioband_sched *s, struct ioband_entity *e)
 /* May the bio that just arrived for @e go at once? */
 bool ioband_sched_admit(struct ioband_sched *s, struct ioband_entity *e)
 {
+	u64 wake_at;
+
 	/* Bios of one group leave in the order they came. */
 	if (e->nr_queued)
 		return false;
-	return may_serve(s, e);
+	/* A group behind every held one may go first. */
+	if (s->heap_len && vt_before(s->heap[0]->vtime, e->vtime))
+		return false;
+	return may_serve(s, e, &wake_at);
 }
 EXPORT_SYMBOL_GPL(ioband_sched_admit);
 
@@ -769,6 +872,12 @@ void ioband_sched_dispatch(struct ioband_sched *s, struct ioband_entity *e,
 		heap_remove(s, e);
 	e->vtime += cost * e->inv_weight;
 	s->vclock += div64_u64((u64)cost * IOBAND_VSCALE, s->active_weight);
+	/*
+	 * A group running alone sets the clock: when others join, it has
+	 * its whole window ahead of it, not whatever lead it had left.
+	 */
+	if (s->nr_active == 1 && vt_before(s->vclock, e->vtime))
+		s->vclock = e->vtime;
 	if (e->heap_idx >= 0)
 		heap_down(s, e->heap_idx);
 	e->nr_inflight++;
@@ -776,37 +885,42 @@ void ioband_sched_dispatch(struct ioband_sched *s, struct ioband_entity *e,
 }
 EXPORT_SYMBOL_GPL(ioband_sched_dispatch);
 
-/* The group whose oldest held bio should go next, or NULL to wait. */
-struct ioband_entity *ioband_sched_next(struct ioband_sched *s)
+/*
+ * The group whose oldest held bio should go next, or NULL to wait for a
+ * completion or, if *wake_at is not 0, until that time at the latest.
+ */
+struct ioband_entity *ioband_sched_next(struct ioband_sched *s, u64 now,
+					u64 *wake_at)
 {
-	if (!s->heap_len || !may_serve(s, s->heap[0]))
+	*wake_at = 0;
+	expire_idle(s, now);
+	if (!s->heap_len || !may_serve(s, s->heap[0], wake_at))
 		return NULL;
 	return s->heap[0];
 }
 EXPORT_SYMBOL_GPL(ioband_sched_next);
 
-void ioband_sched_complete(struct ioband_sched *s, struct ioband_entity *e)
+void ioband_sched_complete(struct ioband_sched *s, struct ioband_entity *e,
+			   u64 now)
 {
 	e->nr_inflight--;
 	s->nr_inflight--;
-	if (!entity_active(e))
-		s->active_weight -= e->weight;
+	maybe_idle(s, e, now);
 }
 EXPORT_SYMBOL_GPL(ioband_sched_complete);
 
 /* All held bios of @from now belong to @to (a group being detached). */
 void ioband_sched_move_held(struct ioband_sched *s, struct ioband_entity *from,
-			    struct ioband_entity *to)
+			    struct ioband_entity *to, u64 now)
 {
 	u32 nr = from->nr_queued;
 
 	if (!nr)
 		return;
-	ioband_sched_arrive(s, to);
+	ioband_sched_arrive(s, to, now);
 	heap_remove(s, from);
 	from->nr_queued = 0;
-	if (!entity_active(from))
-		s->active_weight -= from->weight;
+	maybe_idle(s, from, now);
 	if (!to->nr_queued)
 		heap_insert(s, to);
 	to->nr_queued += nr;

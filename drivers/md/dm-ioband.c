@@ -29,9 +29,9 @@
  * "weight-iosize".  Each group keeps a virtual time that serving it
  * advances by cost / weight; the device group keeps a virtual clock that
  * every dispatch advances by cost / (sum of the weights of the active
- * groups), where a group is active while it has bios held or in flight.
- * While every active group keeps up, their virtual times advance with the
- * clock, and each has received service in proportion to its weight.
+ * groups).  While every active group keeps up, their virtual times advance
+ * with the clock, and each has received service in proportion to its
+ * weight.  A group running alone sets the clock to its own virtual time.
  *
  * 3. Tokens: the window and the carry-over
  *
@@ -43,18 +43,29 @@
  * sends bios it keeps at most carryover windows of that credit, so idling
  * cannot be saved up into a long burst.
  *
- * 4. Work conservation: io_throttle and io_limit
+ * 4. Who counts as busy: activity, grace and work conservation
  *
- * Holding a group back only makes sense while the device is busy.  The
- * device group counts the bios it has released and that have not yet
- * completed.  While that count is below io_throttle, the device is taken to
- * have spare capacity: the group that is furthest behind may go even
- * beyond its window, and the clock jumps forward to it, as if a new epoch
- * had begun.  Capacity no one asked for is thus handed out at once and
- * charged to no one.  A lone busy group is always level with the clock
- * and never waits.  io_limit bounds the count: no bio is released while
- * io_limit bios are in flight, so a deep queue below cannot swallow the
- * order ioband chose.
+ * A group is active, and its weight slows the clock, while it has bios
+ * held or in flight.  The processes of a busy group are often all between
+ * two I/Os at once (thinking, or waiting for a CPU): if the group stopped
+ * counting at that instant, the others would take its share and the
+ * weights would mean little.  So a group that has had two or more bios in
+ * the scheduler at once stays active for idle_ns (2 ms) after its last one
+ * completed.  A group that has only ever had one bio at a time is a single
+ * synchronous stream whose pauses are its own, and gives up its share at
+ * once: holding the others back for it would only idle the device.
+ *
+ * Held bios wait for the clock, and the clock moves when an active group
+ * that is not held sends a bio.  When every active group is held beyond
+ * its window, nothing could move it: the clock jumps forward to the group
+ * furthest behind, as if a new epoch had begun, and the idle share is
+ * handed out at once and charged to no one.  When only a grace period
+ * stands in the way, a timer asks again when it runs out.  A lone busy
+ * group is level with the clock and never waits.  io_throttle, when set,
+ * also lets the group furthest behind past its window while fewer bios
+ * than that are in flight: it trades accuracy for keeping a deep device
+ * queue full.  io_limit bounds the bios in flight, so a deep queue below
+ * cannot swallow the order ioband chose.
  *
  * 5. Choosing the next bio
  *
@@ -105,6 +116,7 @@
 #include <linux/bio.h>
 #include <linux/cgroup.h>
 #include <linux/cred.h>
+#include <linux/hrtimer.h>
 #include <linux/device-mapper.h>
 #include <linux/memcontrol.h>
 #include <linux/dm-ioband.h>
@@ -152,6 +164,7 @@ struct ioband_dg {
 	struct ioband_sched sched;
 	struct bio_list ready;		/* released, for the work item */
 	struct work_struct submit_work;
+	struct hrtimer wake_timer;	/* an idle group's grace runs out */
 };
 
 struct ioband_device {
@@ -286,14 +299,23 @@ static void ioband_release_one(struct ioband_dg *dg, struct ioband_group *g)
 	trace_ioband_release(dg->name, g->id, bio);
 }
 
-/* Releases what the scheduler allows; true if the worker has bios to send. */
+/*
+ * Releases what the scheduler allows; true if the worker has bios to send.
+ * When the scheduler waits for an idle group's grace to run out, the
+ * timer asks again then.
+ */
 static bool ioband_release_allowed(struct ioband_dg *dg)
 {
 	struct ioband_entity *e;
+	u64 now = ktime_get_ns();
+	u64 wake_at;
 
 	lockdep_assert_held(&dg->lock);
-	while ((e = ioband_sched_next(&dg->sched)))
+	while ((e = ioband_sched_next(&dg->sched, now, &wake_at)))
 		ioband_release_one(dg, to_group(e));
+	if (wake_at)
+		hrtimer_start(&dg->wake_timer, ns_to_ktime(wake_at),
+			      HRTIMER_MODE_ABS);
 	return !bio_list_empty(&dg->ready);
 }
 
@@ -313,6 +335,12 @@ static void ioband_kick(struct ioband_dg *dg)
 	spin_unlock_irqrestore(&dg->lock, flags);
 	if (ready)
 		queue_work(ioband_wq, &dg->submit_work);
+}
+
+static enum hrtimer_restart ioband_wake(struct hrtimer *timer)
+{
+	ioband_kick(container_of(timer, struct ioband_dg, wake_timer));
+	return HRTIMER_NORESTART;
 }
 
 static void ioband_submit_work(struct work_struct *work)
@@ -364,7 +392,7 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	struct ioband_sched *s = &dg->sched;
 	struct ioband_group *g;
 	struct ioband_key key;
-	bool held;
+	bool held, ready = false;
 
 	ib->grp = NULL;
 	if (!bio_sectors(bio)) {
@@ -382,20 +410,26 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	spin_lock_irq(&dg->lock);
 	g = ioband_lookup(d, &key);
 	ib->cost = ioband_bio_cost(s, bio_sectors(bio), bio_has_data(bio));
-	ioband_sched_arrive(s, &g->ent);
+	ioband_sched_arrive(s, &g->ent, ktime_get_ns());
 	held = !d->passthrough && !ioband_sched_admit(s, &g->ent);
 	ioband_count(g, bio, held);
 	if (held) {
 		ioband_sched_hold(s, &g->ent);
 		bio_list_add(&g->held, bio);
 		trace_ioband_hold(dg->name, g->id, bio);
+		/* it may be the one the scheduler waits for */
+		ready = ioband_release_allowed(dg);
 	} else {
 		ioband_sched_dispatch(s, &g->ent, ib->cost, false);
 		ib->grp = g;
 	}
 	spin_unlock_irq(&dg->lock);
 	rcu_read_unlock();
-	return held ? DM_MAPIO_SUBMITTED : DM_MAPIO_REMAPPED;
+	if (!held)
+		return DM_MAPIO_REMAPPED;
+	if (ready)
+		queue_work(ioband_wq, &dg->submit_work);
+	return DM_MAPIO_SUBMITTED;
 }
 
 static int ioband_end_io(struct dm_target *ti, struct bio *bio,
@@ -411,8 +445,10 @@ static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 		return DM_ENDIO_DONE;
 	dg = g->dev->dg;
 	spin_lock_irqsave(&dg->lock, flags);
-	ioband_sched_complete(&dg->sched, &g->ent);
+	ioband_sched_complete(&dg->sched, &g->ent, ktime_get_ns());
 	drained = g->detached && !g->ent.nr_inflight;
+	if (drained)
+		ioband_entity_forget(&dg->sched, &g->ent);
 	ready = ioband_release_allowed(dg);
 	spin_unlock_irqrestore(&dg->lock, flags);
 	if (ready)
@@ -453,6 +489,8 @@ static struct ioband_dg *ioband_dg_get(const char *name,
 	ioband_sched_init(&dg->sched, conf, heap, 1);
 	bio_list_init(&dg->ready);
 	INIT_WORK(&dg->submit_work, ioband_submit_work);
+	hrtimer_init(&dg->wake_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
+	dg->wake_timer.function = ioband_wake;
 	list_add(&dg->node, &ioband_dgs);
 out:
 	mutex_unlock(&ioband_dgs_lock);
@@ -469,6 +507,7 @@ static void ioband_dg_put(struct ioband_dg *dg)
 	list_del(&dg->node);
 	mutex_unlock(&ioband_dgs_lock);
 
+	hrtimer_cancel(&dg->wake_timer);
 	flush_work(&dg->submit_work);
 	WARN_ON_ONCE(dg->sched.nr_inflight || dg->sched.heap_len);
 	kvfree(dg->sched.heap);
@@ -589,12 +628,15 @@ static bool ioband_detach_locked(struct ioband_device *d,
 
 	xa_erase(&d->groups, g->id);
 	d->nr_groups--;
-	ioband_sched_move_held(s, &g->ent, &d->def.ent);
+	ioband_sched_move_held(s, &g->ent, &d->def.ent, ktime_get_ns());
 	bio_list_merge(&d->def.held, &g->held);
 	bio_list_init(&g->held);
 	ioband_entity_exit(s, &g->ent);
 	g->detached = true;
-	return !g->ent.nr_inflight;
+	if (g->ent.nr_inflight)
+		return false;
+	ioband_entity_forget(s, &g->ent);
+	return true;
 }
 
 static int ioband_detach(struct ioband_device *d, s64 id)
@@ -635,9 +677,11 @@ static void ioband_dtr(struct dm_target *ti)
 		WARN_ON_ONCE(!bio_list_empty(&g->held) || g->ent.nr_inflight);
 		xa_erase(&d->groups, idx);
 		ioband_entity_exit(&dg->sched, &g->ent);
+		ioband_entity_forget(&dg->sched, &g->ent);
 		kfree(g);
 	}
 	ioband_entity_exit(&dg->sched, &d->def.ent);
+	ioband_entity_forget(&dg->sched, &d->def.ent);
 	list_del(&d->dg_node);
 	spin_unlock_irq(&dg->lock);
 	dg->nr_entities -= d->nr_groups + 1;
@@ -666,6 +710,7 @@ static int ioband_join(struct ioband_device *d, const struct ioband_table *t)
 	if (r) {
 		spin_lock_irq(&dg->lock);
 		ioband_entity_exit(&dg->sched, &d->def.ent);
+		ioband_entity_forget(&dg->sched, &d->def.ent);
 		spin_unlock_irq(&dg->lock);
 		dg->nr_entities--;
 		goto out;

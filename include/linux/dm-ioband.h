@@ -26,9 +26,11 @@
 #define IOBAND_TOKEN_BASE_MAX	1048576
 #define IOBAND_CARRYOVER_MAX	100
 #define IOBAND_DEFAULT_IO_LIMIT		128
-#define IOBAND_DEFAULT_IO_THROTTLE	4
-#define IOBAND_DEFAULT_TOKEN_BASE	2048
+#define IOBAND_DEFAULT_IO_THROTTLE	0	/* never run past the window */
+#define IOBAND_DEFAULT_TOKEN_BASE	256
 #define IOBAND_DEFAULT_CARRYOVER	2
+/* How long a group with nothing held or in flight still counts as busy. */
+#define IOBAND_DEFAULT_IDLE_NS		(2 * 1000 * 1000ULL)
 
 /* A token is one 4 KiB I/O; costs are kept in 512-byte sectors. */
 #define IOBAND_SECTORS_PER_TOKEN	8
@@ -127,6 +129,11 @@ struct ioband_entity {
 	u32 nr_queued;		/* bios held for this group */
 	u32 nr_inflight;	/* bios released and not yet completed */
 	s32 heap_idx;		/* slot in ioband_sched.heap, -1 if none */
+	bool active;		/* its weight is in active_weight */
+	bool parallel;		/* had two bios at once since it became active */
+	u64 idle_since;		/* when it last had nothing held or in flight */
+	/* on ioband_sched's idle list while active with nothing to do */
+	struct ioband_entity *idle_prev, *idle_next;
 };
 
 struct ioband_sched {
@@ -137,6 +144,9 @@ struct ioband_sched {
 	u64 total_weight;	/* all groups, busy or idle */
 	u64 active_weight;	/* groups with bios held or in flight */
 	u32 nr_inflight;
+	u64 idle_ns;		/* grace before an idle group stops counting */
+	u32 nr_active;		/* groups whose weight is in active_weight */
+	struct ioband_entity *idle_head, *idle_tail;	/* oldest first */
 	u32 heap_len;
 	u32 heap_cap;
 	struct ioband_entity **heap;	/* groups holding bios, by vtime */
@@ -156,17 +166,21 @@ void ioband_entity_init(struct ioband_sched *s, struct ioband_entity *e,
 void ioband_entity_set_weight(struct ioband_sched *s, struct ioband_entity *e,
 			      u32 weight);
 void ioband_entity_exit(struct ioband_sched *s, struct ioband_entity *e);
+void ioband_entity_forget(struct ioband_sched *s, struct ioband_entity *e);
 
 u32 ioband_bio_cost(const struct ioband_sched *s, u32 sectors, bool has_data);
-void ioband_sched_arrive(struct ioband_sched *s, struct ioband_entity *e);
+void ioband_sched_arrive(struct ioband_sched *s, struct ioband_entity *e,
+			 u64 now);
 bool ioband_sched_admit(struct ioband_sched *s, struct ioband_entity *e);
 void ioband_sched_hold(struct ioband_sched *s, struct ioband_entity *e);
 void ioband_sched_dispatch(struct ioband_sched *s, struct ioband_entity *e,
 			   u32 cost, bool held);
-struct ioband_entity *ioband_sched_next(struct ioband_sched *s);
-void ioband_sched_complete(struct ioband_sched *s, struct ioband_entity *e);
+struct ioband_entity *ioband_sched_next(struct ioband_sched *s, u64 now,
+					u64 *wake_at);
+void ioband_sched_complete(struct ioband_sched *s, struct ioband_entity *e,
+			   u64 now);
 void ioband_sched_move_held(struct ioband_sched *s, struct ioband_entity *from,
-			    struct ioband_entity *to);
+			    struct ioband_entity *to, u64 now);
 void ioband_entity_restart(struct ioband_sched *s, struct ioband_entity *e);
 
 #endif /* _LINUX_DM_IOBAND_H */

@@ -31,6 +31,7 @@ struct model {
 	u32 nr_ios;
 	u32 on_device;
 	u64 now;
+	u64 wake_at;		/* the scheduler's timer, 0 if not armed */
 	u64 seq;
 };
 
@@ -78,13 +79,16 @@ static struct io *oldest(struct model *m, int state, int group)
 static void release_allowed(struct model *m)
 {
 	struct ioband_entity *e;
+	u64 wake_at;
 
-	while ((e = ioband_sched_next(&m->s))) {
+	while ((e = ioband_sched_next(&m->s, m->now * 1000, &wake_at))) {
 		struct io *io = oldest(m, IO_HELD, e - m->ent);
 
 		ioband_sched_dispatch(&m->s, e, io->cost, true);
 		device_submit(m, io);
 	}
+	if (wake_at)
+		m->wake_at = (wake_at + 999) / 1000;
 }
 
 static void map(struct model *m, struct io *io)
@@ -97,7 +101,7 @@ static void map(struct model *m, struct io *io)
 		return;
 	}
 	io->cost = ioband_bio_cost(&m->s, sg->io_kb * 2, true);
-	ioband_sched_arrive(&m->s, e);
+	ioband_sched_arrive(&m->s, e, m->now * 1000);
 	if (ioband_sched_admit(&m->s, e)) {
 		ioband_sched_dispatch(&m->s, e, io->cost, false);
 		device_submit(m, io);
@@ -108,6 +112,7 @@ static void map(struct model *m, struct io *io)
 	io->seq = m->seq++;
 	if (m->now >= m->sim->warmup_us)
 		sg->held++;
+	release_allowed(m);
 }
 
 static void complete(struct model *m, struct io *io)
@@ -123,7 +128,7 @@ static void complete(struct model *m, struct io *io)
 		sim->total_ios++;
 	}
 	if (!m->bare) {
-		ioband_sched_complete(&m->s, &m->ent[io->group]);
+		ioband_sched_complete(&m->s, &m->ent[io->group], m->now * 1000);
 		release_allowed(m);
 	}
 	next = oldest(m, IO_WAIT_TAG, -1);
@@ -192,14 +197,27 @@ static void model_run(struct model *m)
 	u64 when = 0;
 	struct io *io;
 
-	while ((io = next_event(m, &when)) && when < sim->run_us) {
+	for (;;) {
+		io = next_event(m, &when);
+		if (m->wake_at && (!io || m->wake_at <= when)) {
+			io = NULL;
+			when = m->wake_at;
+		} else if (!io) {
+			break;
+		}
+		if (when >= sim->run_us)
+			break;
 		if (m->on_device && m->now >= sim->warmup_us)
 			sim->busy_us += when - m->now;
 		m->now = when;
-		if (io->state == IO_ON_DEVICE)
+		if (!io) {
+			m->wake_at = 0;
+			release_allowed(m);
+		} else if (io->state == IO_ON_DEVICE) {
 			complete(m, io);
-		else
+		} else {
 			map(m, io);
+		}
 	}
 }
 

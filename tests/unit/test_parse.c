@@ -176,6 +176,7 @@ static void messages_good(void)
 	CHECK(!message("token 4096", &m, &err) && m.value == 4096, "token");
 	CHECK(!message("carryover 0", &m, &err) && m.value == 0, "carry");
 	CHECK(!message("io_throttle 8", &m, &err) && m.value == 8, "thr");
+	CHECK(!message("io_throttle 0", &m, &err) && m.value == 0, "thr 0");
 	CHECK(!message("io_limit 64", &m, &err) && m.value == 64, "lim");
 	CHECK(!message("type pgrp", &m, &err) && m.type == IOBAND_TYPE_PGRP,
 	      "type");
@@ -194,7 +195,7 @@ static const char *const bad_messages[] = {
 	"weight 1:2 3", "weight :5", "weight 1:", "weight -2:5", "weight 1:2:3",
 	"range-bw 5:300:200", "range-bw", "range-bw 1:2:x",
 	"token", "token 0", "token 1048577", "token -1", "token 1 2",
-	"carryover 101", "io_throttle 0", "io_limit 65537", "io_limit 1x",
+	"carryover 101", "io_throttle 65537", "io_limit 65537", "io_limit 1x",
 	"type", "type bogus", "type user gid", "policy", "policy x",
 	"attach", "attach -1", "attach x", "attach 1 2", "detach",
 	"detach 18446744073709551616", "reset now",
@@ -224,6 +225,9 @@ static void conf_update(void)
 	CHECK(ioband_dg_conf_update(&c, &m, &err) == -EINVAL,
 	      "throttle above limit accepted");
 	CHECK(c.io_throttle == IOBAND_DEFAULT_IO_THROTTLE, "changed anyway");
+	m.value = 8;
+	CHECK(!ioband_dg_conf_update(&c, &m, &err) && c.io_throttle == 8,
+	      "throttle 8");
 	m.kind = IOBAND_MSG_IO_LIMIT;
 	m.value = 2;
 	CHECK(ioband_dg_conf_update(&c, &m, &err) == -EINVAL,

@@ -207,7 +207,7 @@ static void heap_random(void)
 		int op = rand() % 4;
 
 		if (op == 0 || op == 1) {
-			ioband_sched_arrive(&s, e);
+			ioband_sched_arrive(&s, e, step * 1000ULL);
 			if (ioband_sched_admit(&s, e)) {
 				ioband_sched_dispatch(&s, e, 8, false);
 				inflight++;
@@ -216,10 +216,11 @@ static void heap_random(void)
 				queued++;
 			}
 		} else if (op == 2 && e->nr_inflight) {
-			ioband_sched_complete(&s, e);
+			ioband_sched_complete(&s, e, step * 1000ULL);
 			inflight--;
 		} else if (op == 3) {
-			struct ioband_entity *n = ioband_sched_next(&s);
+			u64 wake_at;
+			struct ioband_entity *n = ioband_sched_next(&s, step * 1000ULL, &wake_at);
 			u32 j;
 
 			if (!n)
@@ -249,6 +250,7 @@ static void move_held(void)
 	struct ioband_entity a, b, *heap[2];
 	struct ioband_dg_conf conf;
 	struct ioband_sched s;
+	u64 wake_at;
 
 	ioband_dg_conf_init(&conf);
 	conf.io_limit = conf.io_throttle = 1;
@@ -257,34 +259,72 @@ static void move_held(void)
 	ioband_entity_init(&s, &b, 300);
 	CHECK(s.total_weight == 400, "total");
 
-	ioband_sched_arrive(&s, &a);
+	ioband_sched_arrive(&s, &a, 0);
 	CHECK(ioband_sched_admit(&s, &a), "first admitted");
 	ioband_sched_dispatch(&s, &a, 8, false);
-	ioband_sched_arrive(&s, &a);
+	ioband_sched_arrive(&s, &a, 0);
 	CHECK(!ioband_sched_admit(&s, &a), "second admitted past io_limit");
 	ioband_sched_hold(&s, &a);
-	ioband_sched_arrive(&s, &a);
+	ioband_sched_arrive(&s, &a, 0);
 	ioband_sched_hold(&s, &a);
 	CHECK(a.nr_queued == 2 && s.heap_len == 1, "held");
 
-	ioband_sched_move_held(&s, &a, &b);
+	ioband_sched_move_held(&s, &a, &b, 0);
 	ioband_entity_exit(&s, &a);
 	CHECK(b.nr_queued == 2 && a.nr_queued == 0, "moved");
 	CHECK(s.heap_len == 1 && s.heap[0] == &b, "heap holds b");
 	CHECK(s.active_weight == 400, "a in flight, b held: %llu",
 	      (unsigned long long)s.active_weight);
 	CHECK(s.total_weight == 300, "total after exit");
-	CHECK(!ioband_sched_next(&s), "released past io_limit");
-	ioband_sched_complete(&s, &a);
-	CHECK(s.active_weight == 300, "a drained");
-	CHECK(ioband_sched_next(&s) == &b, "b next");
+	CHECK(!ioband_sched_next(&s, 0, &wake_at), "released past io_limit");
+	ioband_sched_complete(&s, &a, 0);
+	CHECK(s.active_weight == 400, "a keeps its share while idle");
+	CHECK(ioband_sched_next(&s, s.idle_ns, &wake_at) == &b, "b next");
+	CHECK(s.active_weight == 300, "a's grace ran out");
 	ioband_sched_dispatch(&s, &b, 8, true);
-	ioband_sched_complete(&s, &b);
-	CHECK(ioband_sched_next(&s) == &b, "b again");
+	ioband_sched_complete(&s, &b, s.idle_ns);
+	CHECK(ioband_sched_next(&s, s.idle_ns, &wake_at) == &b, "b again");
 	ioband_sched_dispatch(&s, &b, 8, true);
-	ioband_sched_complete(&s, &b);
-	CHECK(!ioband_sched_next(&s) && s.active_weight == 0 &&
-	      s.nr_inflight == 0 && s.heap_len == 0, "all drained");
+	ioband_sched_complete(&s, &b, s.idle_ns);
+	CHECK(!ioband_sched_next(&s, 2 * s.idle_ns, &wake_at) &&
+	      s.active_weight == 0 && s.nr_inflight == 0 && s.heap_len == 0 &&
+	      s.nr_active == 0, "all drained");
+}
+
+/* A group between two I/Os keeps its share for idle_ns, then gives it up. */
+static void idle_grace(void)
+{
+	struct ioband_entity a, b, *heap[2];
+	struct ioband_dg_conf conf;
+	struct ioband_sched s;
+	u64 wake_at;
+
+	ioband_dg_conf_init(&conf);
+	conf.token_base = 1;
+	ioband_sched_init(&s, &conf, heap, 2);
+	ioband_entity_init(&s, &a, 100);
+	ioband_entity_init(&s, &b, 100);
+	/* a sends two bios at once: several submitters */
+	ioband_sched_arrive(&s, &a, 0);
+	ioband_sched_dispatch(&s, &a, 8, false);
+	ioband_sched_arrive(&s, &a, 0);
+	ioband_sched_dispatch(&s, &a, 8, false);
+	ioband_sched_complete(&s, &a, 10);
+	ioband_sched_complete(&s, &a, 20);
+	CHECK(s.active_weight == 100 && s.idle_head == &a, "a idle, active");
+	/* b runs ahead of a by more than its window and is held */
+	for (;;) {
+		ioband_sched_arrive(&s, &b, 30);
+		if (!ioband_sched_admit(&s, &b))
+			break;
+		ioband_sched_dispatch(&s, &b, 8, false);
+		ioband_sched_complete(&s, &b, 30);
+	}
+	ioband_sched_hold(&s, &b);
+	CHECK(!ioband_sched_next(&s, 40, &wake_at), "b released during a's grace");
+	CHECK(wake_at == 20 + s.idle_ns, "wake at %llu", (unsigned long long)wake_at);
+	CHECK(ioband_sched_next(&s, wake_at, &wake_at) == &b,
+	      "b still held after a's grace");
 }
 
 /* Weight changes keep the active and total sums right. */
@@ -297,11 +337,11 @@ static void weight_change(void)
 	ioband_dg_conf_init(&conf);
 	ioband_sched_init(&s, &conf, heap, 1);
 	ioband_entity_init(&s, &a, 100);
-	ioband_sched_arrive(&s, &a);
+	ioband_sched_arrive(&s, &a, 0);
 	ioband_sched_dispatch(&s, &a, 8, false);
 	ioband_entity_set_weight(&s, &a, 250);
 	CHECK(s.active_weight == 250 && s.total_weight == 250, "sums");
-	ioband_sched_complete(&s, &a);
+	ioband_sched_complete(&s, &a, 0);
 	CHECK(s.active_weight == 0, "inactive");
 	CHECK(a.inv_weight == IOBAND_VSCALE / 250, "inverse");
 }
@@ -311,6 +351,7 @@ void sched_tests(void)
 	RUN(heap_random);
 	RUN(move_held);
 	RUN(weight_change);
+	RUN(idle_grace);
 	RUN(lone_group_never_waits);
 	RUN(idle_share_passes_on);
 	RUN(light_group_keeps_device_busy);

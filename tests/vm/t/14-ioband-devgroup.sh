@@ -1,0 +1,30 @@
+#!/bin/bash
+# Two ioband devices in one device group share one scheduler: the two
+# halves of one slow disk, weighted 300 and 100 in their tables (type none),
+# divide it about 3:1 when both are busy, and a message on one device
+# group setting shows on the other.
+# timeout: 300
+. /tests/lib.sh
+
+nb=$(nullb_create dg0 128 100000 4)
+half=$(($(blockdev --getsz "$nb") / 2))
+p1=$(dm_create dgp1 "0 $half linear $nb 0")
+p2=$(dm_create dgp2 "0 $half linear $nb $half")
+d1=$(dm_create dgi1 "0 $half ioband $p1 shared 0 16 none weight 0 :300")
+d2=$(dm_create dgi2 "0 $half ioband $p2 shared 0 16 none weight 0 :100")
+
+for d in "$d1" "$d2"; do
+	fio --name=r --filename="$d" --rw=randread --bs=4k --numjobs=8 \
+		--direct=1 --ioengine=psync --time_based --runtime=5 \
+		--group_reporting >/dev/null 2>&1 &
+done
+wait
+r1=$(dmsetup status dgi1 | awk '{print $6}')
+r2=$(dmsetup status dgi2 | awk '{print $6}')
+share=$((100 * r1 / (r1 + r2)))
+log "reads: dgi1=$r1 dgi2=$r2, dgi1's share ${share}% (target 75%)"
+report devgroup_share_300_100 "$share"
+[ "$share" -ge 68 ] && [ "$share" -le 82 ] || fail "dgi1 got ${share}% of the shared disk, want 75 +- 7"
+
+dmsetup message dgi1 0 io_limit 32 || fail "io_limit message"
+assert_eq "$(dmsetup table dgi2 | cut -d' ' -f7)" 32 "io_limit seen by the other device"
