@@ -838,6 +838,8 @@ static void ioband_resume(struct dm_target *ti)
 	spin_lock_irq(&dg->lock);
 	d->passthrough = false;
 	if (d->conf_pending) {
+		/* a table line has no carryover: keep the one in force */
+		d->table_conf.carryover = dg->sched.conf.carryover;
 		ioband_dg_set_conf(dg, &d->table_conf);
 		d->conf_pending = false;
 	}

@@ -122,6 +122,11 @@ badmsg "value missing or out of range" carryover 101
 badmsg "out of range for the group type" attach 4294967295
 badmsg "takes no argument" reset now
 
+# Reloading the printed table changes nothing.
+dmsetup table rt | dmsetup load rt && dmsetup suspend rt && dmsetup resume rt ||
+	fail "reloading the printed table"
+assert_eq "$(dmsetup table rt)" "$before" "table after reloading it"
+
 # type changes once the groups are gone
 msg detach 1000
 msg detach 3000
