@@ -18,7 +18,7 @@ DEB_KDIR := $(lastword $(sort $(wildcard /usr/src/linux-headers-6.1.*-amd64)))
 RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
 KDIR ?= $(if $(wildcard $(RUNNING_KDIR)/Makefile),$(RUNNING_KDIR),$(DEB_KDIR))
 
-.PHONY: all module tool deps clean check unit vm-modules
+.PHONY: all module tool deps clean check unit fuzz vm-modules kernel-debug
 
 all: module tool
 
@@ -35,6 +35,14 @@ tool:
 
 unit:
 	$(MAKE) -C tests/unit check
+
+# libFuzzer over the table and message grammar: make fuzz FUZZ_SECONDS=N
+fuzz:
+	$(MAKE) -C tests/fuzz fuzz
+
+# The debug VM kernel (KASAN, lockdep...), cached; build/kernels/debug/.
+kernel-debug:
+	@scripts/debug-kernel.sh
 
 # Our modules for the kernels the VM harness boots (build/modules/<k>/).
 VM_KERNELS ?= production debug
