@@ -810,6 +810,104 @@ void ioband_sched_arrive(struct ioband_sched *s, struct ioband_entity *e,
 }
 EXPORT_SYMBOL_GPL(ioband_sched_arrive);
 
+/* ---- range-bw --------------------------------------------------------------
+ *
+ * Each group has two token buckets, counted in sector-nanoseconds so that
+ * refilling is a multiplication: a bucket gains elapsed_ns * rate tokens,
+ * rate in sectors per second (KB/s * 2), and a bio of n sectors costs
+ * n * 10^9.  Each holds at most IOBAND_RANGE_BURST_NS worth of its rate.
+ * The cap bucket may go negative by one bio: a group may send while it
+ * has any token left, so no bio waits for more than its own cost to
+ * refill, and then waits until the debt is paid.  A group whose minimum
+ * bucket has tokens is below its minimum and goes before the others.
+ * What is left is shared by weight, through the virtual clock.
+ */
+#define NSEC_PER_SEC_S64 1000000000LL
+
+static s64 range_rate(u32 kbps)
+{
+	return (s64)kbps * 2;	/* sectors per second */
+}
+
+static s64 range_depth(u32 kbps)
+{
+	s64 depth = range_rate(kbps) * IOBAND_RANGE_BURST_NS;
+
+	/* at least one 4 KiB bio, so a tiny rate is not stuck forever */
+	return depth > 8 * NSEC_PER_SEC_S64 ? depth : 8 * NSEC_PER_SEC_S64;
+}
+
+static void range_refill(struct ioband_entity *e, u64 now)
+{
+	s64 elapsed = (s64)(now - e->refilled_at);
+
+	if (elapsed <= 0)
+		return;
+	/* a full second refills any bucket; it also bounds the product */
+	if (elapsed > NSEC_PER_SEC_S64)
+		elapsed = NSEC_PER_SEC_S64;
+	e->refilled_at = now;
+	if (e->max_kbps) {
+		e->cap_tokens += elapsed * range_rate(e->max_kbps);
+		if (e->cap_tokens > range_depth(e->max_kbps))
+			e->cap_tokens = range_depth(e->max_kbps);
+	}
+	if (e->min_kbps) {
+		e->min_tokens += elapsed * range_rate(e->min_kbps);
+		if (e->min_tokens > range_depth(e->min_kbps))
+			e->min_tokens = range_depth(e->min_kbps);
+	}
+}
+
+void ioband_entity_set_range(struct ioband_entity *e, u32 min_kbps,
+			     u32 max_kbps, u64 now)
+{
+	e->min_kbps = min_kbps;
+	e->max_kbps = max_kbps;
+	e->refilled_at = now;
+	e->cap_tokens = max_kbps ? range_depth(max_kbps) : 0;
+	e->min_tokens = 0;
+}
+EXPORT_SYMBOL_GPL(ioband_entity_set_range);
+
+static bool range_capped(const struct ioband_entity *e)
+{
+	return e->max_kbps && e->cap_tokens <= 0;
+}
+
+static bool range_below_min(const struct ioband_entity *e)
+{
+	return e->min_kbps && e->min_tokens > 0;
+}
+
+/* When a capped group's debt will have been paid. */
+static u64 range_ready_at(const struct ioband_entity *e, u64 now)
+{
+	s64 rate = range_rate(e->max_kbps);
+
+	return now + div64_u64(-e->cap_tokens + rate, rate);
+}
+
+static void range_charge(struct ioband_entity *e, u32 cost)
+{
+	s64 tokens = (s64)cost * NSEC_PER_SEC_S64;
+
+	if (e->max_kbps)
+		e->cap_tokens -= tokens;
+	if (e->min_kbps) {
+		e->min_tokens -= tokens;
+		/* service above the minimum does not become a debt to it */
+		if (e->min_tokens < -range_depth(e->min_kbps))
+			e->min_tokens = -range_depth(e->min_kbps);
+	}
+}
+
+static void earliest(u64 *wake_at, u64 t)
+{
+	if (t && (!*wake_at || vt_before(t, *wake_at)))
+		*wake_at = t;
+}
+
 /*
  * May @e, the group furthest behind among those that want to send a bio,
  * be served now?  Within its window always.  Beyond it, when io_throttle
@@ -839,16 +937,24 @@ static bool may_serve(struct ioband_sched *s, struct ioband_entity *e,
 }
 
 /* May the bio that just arrived for @e go at once? */
-bool ioband_sched_admit(struct ioband_sched *s, struct ioband_entity *e)
+bool ioband_sched_admit(struct ioband_sched *s, struct ioband_entity *e,
+			u64 now)
 {
 	u64 wake_at;
 
 	/* Bios of one group leave in the order they came. */
 	if (e->nr_queued)
 		return false;
-	/* A group behind every held one may go first. */
-	if (s->heap_len && vt_before(s->heap[0]->vtime, e->vtime))
+	if (s->conf.policy == IOBAND_POLICY_RANGE_BW) {
+		range_refill(e, now);
+		if (range_capped(e))
+			return false;
+		if (range_below_min(e))
+			return s->nr_inflight < s->conf.io_limit;
+	} else if (s->heap_len && vt_before(s->heap[0]->vtime, e->vtime)) {
+		/* a group behind every held one may go first */
 		return false;
+	}
 	return may_serve(s, e, &wake_at);
 }
 EXPORT_SYMBOL_GPL(ioband_sched_admit);
@@ -882,6 +988,8 @@ void ioband_sched_dispatch(struct ioband_sched *s, struct ioband_entity *e,
 		heap_down(s, e->heap_idx);
 	e->nr_inflight++;
 	s->nr_inflight++;
+	if (s->conf.policy == IOBAND_POLICY_RANGE_BW)
+		range_charge(e, cost);
 }
 EXPORT_SYMBOL_GPL(ioband_sched_dispatch);
 
@@ -889,11 +997,48 @@ EXPORT_SYMBOL_GPL(ioband_sched_dispatch);
  * The group whose oldest held bio should go next, or NULL to wait for a
  * completion or, if *wake_at is not 0, until that time at the latest.
  */
+/*
+ * range-bw: a group below its minimum first, then the group furthest
+ * behind among those not capped, under the usual window.  Capped groups
+ * are skipped; the earliest of them to be paid up sets *wake_at.  The held
+ * groups are scanned: range-bw configurations have few groups.
+ */
+static struct ioband_entity *range_next(struct ioband_sched *s, u64 now,
+					u64 *wake_at)
+{
+	struct ioband_entity *below_min = NULL, *best = NULL;
+	u64 wake_capped = 0;
+	u32 i;
+
+	if (s->nr_inflight >= s->conf.io_limit)
+		return NULL;
+	for (i = 0; i < s->heap_len; i++) {
+		struct ioband_entity *e = s->heap[i];
+
+		range_refill(e, now);
+		if (range_capped(e))
+			earliest(&wake_capped, range_ready_at(e, now));
+		else if (range_below_min(e) &&
+			 (!below_min || vt_before(e->vtime, below_min->vtime)))
+			below_min = e;
+		else if (!best || vt_before(e->vtime, best->vtime))
+			best = e;
+	}
+	if (below_min)
+		return below_min;
+	if (best && may_serve(s, best, wake_at))
+		return best;
+	earliest(wake_at, wake_capped);
+	return NULL;
+}
+
 struct ioband_entity *ioband_sched_next(struct ioband_sched *s, u64 now,
 					u64 *wake_at)
 {
 	*wake_at = 0;
 	expire_idle(s, now);
+	if (s->conf.policy == IOBAND_POLICY_RANGE_BW)
+		return range_next(s, now, wake_at);
 	if (!s->heap_len || !may_serve(s, s->heap[0], wake_at))
 		return NULL;
 	return s->heap[0];

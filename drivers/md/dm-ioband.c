@@ -393,6 +393,7 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	struct ioband_group *g;
 	struct ioband_key key;
 	bool held, ready = false;
+	u64 now;
 
 	ib->grp = NULL;
 	if (!bio_sectors(bio)) {
@@ -410,8 +411,9 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	spin_lock_irq(&dg->lock);
 	g = ioband_lookup(d, &key);
 	ib->cost = ioband_bio_cost(s, bio_sectors(bio), bio_has_data(bio));
-	ioband_sched_arrive(s, &g->ent, ktime_get_ns());
-	held = !d->passthrough && !ioband_sched_admit(s, &g->ent);
+	now = ktime_get_ns();
+	ioband_sched_arrive(s, &g->ent, now);
+	held = !d->passthrough && !ioband_sched_admit(s, &g->ent, now);
 	ioband_count(g, bio, held);
 	if (held) {
 		ioband_sched_hold(s, &g->ent);
@@ -567,6 +569,8 @@ static void ioband_group_init(struct ioband_device *d, struct ioband_group *g,
 	g->id = conf->id;
 	bio_list_init(&g->held);
 	ioband_entity_init(&d->dg->sched, &g->ent, conf->weight);
+	ioband_entity_set_range(&g->ent, conf->min_kbps, conf->max_kbps,
+				ktime_get_ns());
 }
 
 /*
@@ -750,11 +754,6 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = error;
 		goto bad;
 	}
-	if (t.dg.policy == IOBAND_POLICY_RANGE_BW) {
-		ti->error = "policy range-bw is not supported yet";
-		r = -EOPNOTSUPP;
-		goto bad;
-	}
 	r = dm_get_device(ti, argv[0], dm_table_get_mode(ti->table), &d->dev);
 	if (r) {
 		ti->error = "device lookup failed";
@@ -876,6 +875,26 @@ static int ioband_msg_weight(struct ioband_device *d,
 	return 0;
 }
 
+static int ioband_msg_range(struct ioband_device *d,
+			    const struct ioband_group_conf *conf,
+			    char **error)
+{
+	struct ioband_dg *dg = d->dg;
+	struct ioband_group *g;
+
+	spin_lock_irq(&dg->lock);
+	g = ioband_find_group(d, conf->id);
+	if (g)
+		ioband_entity_set_range(&g->ent, conf->min_kbps,
+					conf->max_kbps, ktime_get_ns());
+	spin_unlock_irq(&dg->lock);
+	if (!g) {
+		*error = "no such group";
+		return -ENOENT;
+	}
+	return 0;
+}
+
 static int ioband_msg_attach(struct ioband_device *d, s64 id,
 			     char **error)
 {
@@ -933,11 +952,6 @@ static int ioband_msg_setting(struct ioband_device *d,
 	struct ioband_dg *dg = d->dg;
 	struct ioband_dg_conf conf = dg->sched.conf;
 
-	if (msg->kind == IOBAND_MSG_POLICY &&
-	    msg->policy == IOBAND_POLICY_RANGE_BW) {
-		*error = "policy range-bw is not supported yet";
-		return -EOPNOTSUPP;
-	}
 	if (ioband_dg_conf_update(&conf, msg, error))
 		return -EINVAL;
 	spin_lock_irq(&dg->lock);
@@ -953,8 +967,7 @@ static int ioband_apply_msg(struct ioband_device *d,
 	case IOBAND_MSG_WEIGHT:
 		return ioband_msg_weight(d, &msg->group, error);
 	case IOBAND_MSG_RANGE_BW:
-		*error = "range-bw is not supported yet";
-		return -EOPNOTSUPP;
+		return ioband_msg_range(d, &msg->group, error);
 	case IOBAND_MSG_TYPE:
 		return ioband_msg_type(d, msg->type, error);
 	case IOBAND_MSG_ATTACH:
@@ -1012,6 +1025,24 @@ static void ioband_emit_stats(struct ioband_group *g, char *result,
 	*sz_out = sz;
 }
 
+/* A group as a table line gives it: weights, or ranges under range-bw. */
+static void ioband_emit_group_conf(enum ioband_policy policy,
+				   struct ioband_group *g, char *result,
+				   unsigned int maxlen, unsigned int *sz_out)
+{
+	unsigned int sz = *sz_out;
+
+	if (g->id != IOBAND_DEFAULT_GROUP)
+		DMEMIT(" %lld", g->id);
+	else
+		DMEMIT(" ");
+	if (policy == IOBAND_POLICY_RANGE_BW)
+		DMEMIT(":%u:%u", g->ent.min_kbps, g->ent.max_kbps);
+	else
+		DMEMIT(":%u", g->ent.weight);
+	*sz_out = sz;
+}
+
 static void ioband_emit_table(struct ioband_device *d, char *result,
 			      unsigned int maxlen, unsigned int *sz_out)
 {
@@ -1020,13 +1051,13 @@ static void ioband_emit_table(struct ioband_device *d, char *result,
 	unsigned int sz = *sz_out;
 	unsigned long idx;
 
-	DMEMIT("%s %s %u %u %s %s %u :%u", d->dev->name, d->dg->name,
+	DMEMIT("%s %s %u %u %s %s %u", d->dev->name, d->dg->name,
 	       c->io_throttle, c->io_limit, ioband_type_name(d->type),
-	       ioband_policy_name(c->policy), c->token_base,
-	       d->def.ent.weight);
-	xa_for_each(&d->groups, idx, g)
-		DMEMIT(" %lld:%u", g->id, g->ent.weight);
+	       ioband_policy_name(c->policy), c->token_base);
 	*sz_out = sz;
+	ioband_emit_group_conf(c->policy, &d->def, result, maxlen, sz_out);
+	xa_for_each(&d->groups, idx, g)
+		ioband_emit_group_conf(c->policy, g, result, maxlen, sz_out);
 }
 
 static void ioband_status(struct dm_target *ti, status_type_t type,

@@ -32,6 +32,13 @@
 /* How long a group with nothing held or in flight still counts as busy. */
 #define IOBAND_DEFAULT_IDLE_NS		(2 * 1000 * 1000ULL)
 
+/*
+ * range-bw token buckets hold this much time's worth of a group's rate:
+ * the burst a capped group may have above its cap, and the catch-up a
+ * group below its minimum may claim at once.
+ */
+#define IOBAND_RANGE_BURST_NS	(50 * 1000 * 1000LL)
+
 /* A token is one 4 KiB I/O; costs are kept in 512-byte sectors. */
 #define IOBAND_SECTORS_PER_TOKEN	8
 
@@ -134,6 +141,12 @@ struct ioband_entity {
 	u64 idle_since;		/* when it last had nothing held or in flight */
 	/* on ioband_sched's idle list while active with nothing to do */
 	struct ioband_entity *idle_prev, *idle_next;
+	/* range-bw: token buckets in sector-nanoseconds, see policy.c */
+	u32 min_kbps;
+	u32 max_kbps;		/* 0: no cap */
+	s64 cap_tokens;
+	s64 min_tokens;
+	u64 refilled_at;
 };
 
 struct ioband_sched {
@@ -165,13 +178,16 @@ void ioband_entity_init(struct ioband_sched *s, struct ioband_entity *e,
 			u32 weight);
 void ioband_entity_set_weight(struct ioband_sched *s, struct ioband_entity *e,
 			      u32 weight);
+void ioband_entity_set_range(struct ioband_entity *e, u32 min_kbps,
+			     u32 max_kbps, u64 now);
 void ioband_entity_exit(struct ioband_sched *s, struct ioband_entity *e);
 void ioband_entity_forget(struct ioband_sched *s, struct ioband_entity *e);
 
 u32 ioband_bio_cost(const struct ioband_sched *s, u32 sectors, bool has_data);
 void ioband_sched_arrive(struct ioband_sched *s, struct ioband_entity *e,
 			 u64 now);
-bool ioband_sched_admit(struct ioband_sched *s, struct ioband_entity *e);
+bool ioband_sched_admit(struct ioband_sched *s, struct ioband_entity *e,
+			u64 now);
 void ioband_sched_hold(struct ioband_sched *s, struct ioband_entity *e);
 void ioband_sched_dispatch(struct ioband_sched *s, struct ioband_entity *e,
 			   u32 cost, bool held);

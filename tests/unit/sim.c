@@ -102,7 +102,7 @@ static void map(struct model *m, struct io *io)
 	}
 	io->cost = ioband_bio_cost(&m->s, sg->io_kb * 2, true);
 	ioband_sched_arrive(&m->s, e, m->now * 1000);
-	if (ioband_sched_admit(&m->s, e)) {
+	if (ioband_sched_admit(&m->s, e, m->now * 1000)) {
 		ioband_sched_dispatch(&m->s, e, io->cost, false);
 		device_submit(m, io);
 		return;
@@ -154,6 +154,8 @@ static void model_init(struct model *m, struct sim *sim, bool bare)
 		struct sim_group *sg = &sim->g[i];
 
 		ioband_entity_init(&m->s, &m->ent[i], sg->weight);
+		ioband_entity_set_range(&m->ent[i], sg->min_kbps, sg->max_kbps,
+					0);
 		sg->ios = sg->kb = sg->held = 0;
 		for (p = 0; p < sg->procs && m->nr_ios < MAX_IOS; p++) {
 			struct io *io = &m->ios[m->nr_ios++];

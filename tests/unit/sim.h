@@ -15,6 +15,8 @@ struct sim_group {
 	u32 procs;		/* processes, each with one I/O outstanding */
 	u32 io_kb;		/* size of each I/O */
 	u64 think_us;		/* pause between a completion and the next I/O */
+	u32 min_kbps;		/* range-bw */
+	u32 max_kbps;
 	/* results */
 	u64 ios;
 	u64 kb;

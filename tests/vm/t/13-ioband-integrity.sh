@@ -1,7 +1,7 @@
 #!/bin/bash
 # Data integrity under contention: three cgroups weighted 400:200:100 write
 # and verify (crc32c) their own regions at once through ioband, with
-# io_limit small enough that every group has bios held.
+# a one-token window and io_limit 8, so that bios are held.
 # timeout: 400
 . /tests/lib.sh
 
@@ -13,7 +13,7 @@ for c in a b c; do
 	ids="$ids $(stat -c %i /sys/fs/cgroup/integ-$c)"
 done
 set -- $ids
-dev=$(dm_create integ "0 $sz ioband $nb integdg 2 8 cgroup weight 0 :100 $1:400 $2:200 $3:100")
+dev=$(dm_create integ "0 $sz ioband $nb integdg 0 8 cgroup weight 1 :100 $1:400 $2:200 $3:100")
 
 n=0
 for c in a b c; do
