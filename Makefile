@@ -58,3 +58,14 @@ clean:
 	-$(MAKE) -C tools/ioband-setup clean
 	-$(MAKE) -C tests/unit clean
 	rm -rf $(BUILD)/modules $(BUILD)/unit
+
+# The demonstration and the benchmarks (demo/run; bench/README.md).
+.PHONY: demo bench bench-smoke
+demo:
+	@demo/run
+
+bench:
+	@bench/run
+
+bench-smoke:
+	@bench/run --smoke
