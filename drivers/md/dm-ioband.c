@@ -856,35 +856,19 @@ static struct ioband_group *ioband_find_group(struct ioband_device *d, s64 id)
 	return xa_load(&d->groups, id);
 }
 
-static int ioband_msg_weight(struct ioband_device *d,
-			     const struct ioband_group_conf *conf,
-			     char **error)
+/* "weight" and "range-bw": a group's share or its bandwidth range. */
+static int ioband_msg_group(struct ioband_device *d,
+			    const struct ioband_msg *msg, char **error)
 {
+	const struct ioband_group_conf *conf = &msg->group;
 	struct ioband_dg *dg = d->dg;
 	struct ioband_group *g;
 
 	spin_lock_irq(&dg->lock);
 	g = ioband_find_group(d, conf->id);
-	if (g)
+	if (g && msg->kind == IOBAND_MSG_WEIGHT)
 		ioband_entity_set_weight(&dg->sched, &g->ent, conf->weight);
-	spin_unlock_irq(&dg->lock);
-	if (!g) {
-		*error = "no such group";
-		return -ENOENT;
-	}
-	return 0;
-}
-
-static int ioband_msg_range(struct ioband_device *d,
-			    const struct ioband_group_conf *conf,
-			    char **error)
-{
-	struct ioband_dg *dg = d->dg;
-	struct ioband_group *g;
-
-	spin_lock_irq(&dg->lock);
-	g = ioband_find_group(d, conf->id);
-	if (g)
+	else if (g)
 		ioband_entity_set_range(&g->ent, conf->min_kbps,
 					conf->max_kbps, ktime_get_ns());
 	spin_unlock_irq(&dg->lock);
@@ -965,9 +949,8 @@ static int ioband_apply_msg(struct ioband_device *d,
 {
 	switch (msg->kind) {
 	case IOBAND_MSG_WEIGHT:
-		return ioband_msg_weight(d, &msg->group, error);
 	case IOBAND_MSG_RANGE_BW:
-		return ioband_msg_range(d, &msg->group, error);
+		return ioband_msg_group(d, msg, error);
 	case IOBAND_MSG_TYPE:
 		return ioband_msg_type(d, msg->type, error);
 	case IOBAND_MSG_ATTACH:

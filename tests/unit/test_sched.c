@@ -48,6 +48,20 @@ static void check_shares(const struct sim *sim, const double *target,
 	}
 }
 
+/* Total I/Os at least @pct % of what the bare device did. */
+static void check_throughput(const struct sim *sim, u64 bare, u64 pct)
+{
+	CHECK(sim->total_ios * 100 >= bare * pct, "throughput %llu of %llu",
+	      (unsigned long long)sim->total_ios, (unsigned long long)bare);
+}
+
+static void set_weights(struct sim *sim, u32 a, u32 b, u32 c)
+{
+	sim->g[0].weight = a;
+	sim->g[1].weight = b;
+	sim->g[2].weight = c;
+}
+
 static void weights_400_200_100(void)
 {
 	static const double target[] = { 400 / 7.0, 200 / 7.0, 100 / 7.0 };
@@ -55,14 +69,11 @@ static void weights_400_200_100(void)
 	u64 bare;
 
 	sim_setup(&sim, 3);
-	sim.g[0].weight = 400;
-	sim.g[1].weight = 200;
-	sim.g[2].weight = 100;
+	set_weights(&sim, 400, 200, 100);
 	bare = sim_run_bare(&sim);
 	sim_run(&sim);
 	check_shares(&sim, target, 1.0, false);
-	CHECK(sim.total_ios * 100 >= bare * 99, "throughput %llu of %llu",
-	      (unsigned long long)sim.total_ios, (unsigned long long)bare);
+	check_throughput(&sim, bare, 99);
 }
 
 static void weights_7_4_1_deep(void)
@@ -73,9 +84,7 @@ static void weights_7_4_1_deep(void)
 	sim_setup(&sim, 3);
 	sim.depth = 32;
 	sim.conf.io_throttle = 32;
-	sim.g[0].weight = 7;
-	sim.g[1].weight = 4;
-	sim.g[2].weight = 1;
+	set_weights(&sim, 7, 4, 1);
 	sim.g[0].procs = sim.g[1].procs = sim.g[2].procs = 64;
 	sim_run(&sim);
 	check_shares(&sim, target, 1.0, false);
@@ -89,9 +98,7 @@ static void clock_wraps(void)
 
 	sim_setup(&sim, 3);
 	sim.vclock_start = ~0ULL - (1ULL << 40);
-	sim.g[0].weight = 400;
-	sim.g[1].weight = 200;
-	sim.g[2].weight = 100;
+	set_weights(&sim, 400, 200, 100);
 	sim_run(&sim);
 	check_shares(&sim, target, 1.0, false);
 }
@@ -128,8 +135,7 @@ static void idle_share_passes_on(void)
 	bare = sim_run_bare(&sim);
 	sim_run(&sim);
 	check_shares(&sim, target, 1.0, false);
-	CHECK(sim.total_ios * 100 >= bare * 99, "throughput %llu of %llu",
-	      (unsigned long long)sim.total_ios, (unsigned long long)bare);
+	check_throughput(&sim, bare, 99);
 }
 
 /*
@@ -148,8 +154,7 @@ static void light_group_keeps_device_busy(void)
 	sim.g[1].weight = 10;
 	bare = sim_run_bare(&sim);
 	sim_run(&sim);
-	CHECK(sim.total_ios * 100 >= bare * 97, "throughput %llu of %llu",
-	      (unsigned long long)sim.total_ios, (unsigned long long)bare);
+	check_throughput(&sim, bare, 97);
 	CHECK(sim.g[0].held * 100 <= sim.g[0].ios, "light group held %llu of %llu",
 	      (unsigned long long)sim.g[0].held,
 	      (unsigned long long)sim.g[0].ios);
@@ -369,8 +374,7 @@ static void range_caps(void)
 	for (i = 0; i < 2; i++)
 		CHECK(kbps(&sim, i) <= caps[i] * 1.03 && kbps(&sim, i) >= caps[i] * 0.97,
 		      "group %u: %.0f KB/s for a cap of %u", i, kbps(&sim, i), caps[i]);
-	CHECK(sim.total_ios * 100 >= bare * 97, "work-conserving under caps: %llu of %llu",
-	      (unsigned long long)sim.total_ios, (unsigned long long)bare);
+	check_throughput(&sim, bare, 97);
 }
 
 /*
