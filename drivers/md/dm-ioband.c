@@ -76,7 +76,15 @@
  * came.  This is the arithmetic of dm-ioband-policy.c, which takes no
  * lock, allocates nothing and builds in userspace for tests.
  *
- * 6. A bio's life
+ * 6. Minimum and maximum bandwidth
+ *
+ * Under range-bw each group also has two token buckets, filled at its
+ * minimum and maximum rates.  A group whose cap bucket is empty is held
+ * whatever the device is doing, and an hrtimer fires when its debt is
+ * paid; a group whose minimum bucket has tokens goes before all others.
+ * The rest is shared by weight through the virtual clock as above.
+ *
+ * 7. A bio's life
  *
  * map() remaps the bio to the device below, classifies it and, under the
  * device group's spinlock, asks the scheduler.  If its group holds nothing
@@ -90,7 +98,7 @@
  * passed through uncharged; a flush only covers writes that have
  * completed, and a held write has not, so passing it is correct.
  *
- * 7. Reconfiguration and suspend
+ * 8. Reconfiguration and suspend
  *
  * Messages change weights, settings and groups under the device group's
  * configuration mutex and take the spinlock only to publish the change;
@@ -101,7 +109,7 @@
  * table line's device group settings take effect when its table is
  * resumed, so loading a table changes nothing until it is live.
  *
- * 8. Locking
+ * 9. Locking
  *
  * ioband_dgs_lock (mutex) guards the list of device groups.  Each device
  * group has conf_lock (mutex), which serialises constructors, destructors,
@@ -156,11 +164,11 @@ struct ioband_dg {
 	char name[IOBAND_DG_NAME_MAX + 1];
 	unsigned int nr_devices;	/* under ioband_dgs_lock */
 
-	struct mutex conf_lock;		/* see 8. Locking */
+	struct mutex conf_lock;		/* see 9. Locking */
 	struct list_head devices;	/* under conf_lock and lock */
 	u32 nr_entities;		/* under conf_lock: heap slots needed */
 
-	spinlock_t lock;		/* see 8. Locking */
+	spinlock_t lock;		/* see 9. Locking */
 	struct ioband_sched sched;
 	struct bio_list ready;		/* released, for the work item */
 	struct work_struct submit_work;
