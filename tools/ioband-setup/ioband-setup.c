@@ -2,33 +2,2124 @@
 /*
  * ioband-setup: the administrator's command line for dm-ioband.
  *
- * Only --version and --help exist so far; the commands (create, remove,
- * list, show, set, attach, detach, top, wrap, apply) come with their own
- * issue.  Until then, use dmsetup as Documentation/ioband.rst shows.
+ *   ioband-setup [-v] [-q] COMMAND [ARGS]     (ioband-setup help COMMAND)
+ *
+ * Everything goes through libdevmapper's dm_task API (dm.c); nothing runs
+ * dmsetup.  Commands that change more than one thing undo what they did
+ * when a later step fails, and say so; exit status 5 means even that
+ * failed, and the message names what is left.  See ioband-setup.8.
  */
-#include <stdio.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libdevmapper.h>
+#include <linux/fs.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
 
-#define IOBAND_SETUP_VERSION "0.1"
+#include "ioband-setup.h"
+#include "dm.h"
+#include "names.h"
 
-static void usage(FILE *out)
+#define VERSION "1.0"
+#define ORIG_SUFFIX "-iobandorig"
+#define ORIG_UUID_PREFIX "IOBAND-ORIG-"
+
+static int verbose, quiet;
+static const char *cmd_name = "";
+
+/* ---- messages ------------------------------------------------------------ */
+
+__attribute__((format(printf, 2, 3)))
+static int errorf(int code, const char *fmt, ...)
 {
-	fprintf(out,
-		"usage: ioband-setup --version | --help\n"
-		"The commands are not written yet; see Documentation/ioband.rst\n"
-		"for setting up ioband devices with dmsetup.\n");
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "ioband-setup: %s%s", cmd_name, *cmd_name ? ": " : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return code;
 }
+
+__attribute__((format(printf, 1, 2)))
+static void note(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (quiet)
+		return;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+/* ---- help ---------------------------------------------------------------- */
+
+#define SETUP_OPTIONS \
+	"  -d, --device-group ID   device group (default: NAME, when it is a valid id)\n" \
+	"  -t, --type TYPE         none (default), user, gid, pid, pgrp, cgroup\n" \
+	"  -p, --policy POLICY     weight (default), weight-iosize, range-bw\n" \
+	"  -w, --weight W          the default group's weight, 1 to 10000 (100)\n" \
+	"  -g, --group SPEC=VALUE  attach a group: GROUP as for 'set', VALUE a weight\n" \
+	"                          (MIN:MAX in KB/s under range-bw); repeatable\n" \
+	"      --io-throttle N     0 to 65536 (0, off)\n" \
+	"      --io-limit N        bios in flight per device group, 1 to 65536 (128)\n" \
+	"      --token-base N      window in 4 KiB tokens, 1 to 1048576 (256)\n" \
+	"      --carryover N       idle credit kept, in windows, 0 to 100 (2)\n"
+
+#define GROUP_HELP \
+	"GROUP names a group by the device's group type:\n" \
+	"  default (or -1)   the default group, on every device\n" \
+	"  user              a user name or uid       gid    a group name or gid\n" \
+	"  pid               a process id             pgrp   a process group id\n" \
+	"  cgroup            a path under the cgroup2 mount (/sys/fs/cgroup/web),\n" \
+	"                    a path from its root (web, /web, a/b), or a cgroup id\n" \
+	"                    (digits only; write /1234 for a cgroup named 1234)\n"
+
+static const struct cmd_help {
+	const char *name, *usage, *text;
+} helps[] = {
+	{ "create", "create NAME DEVICE [OPTIONS]",
+	  "Create the ioband device /dev/mapper/NAME over the block device DEVICE,\n"
+	  "which must not be in use (for a mounted logical volume, see 'wrap').\n\n"
+	  "Options:\n" SETUP_OPTIONS "\n" GROUP_HELP },
+	{ "remove", "remove NAME",
+	  "Remove the ioband device NAME.  It must not be open (mounted, or used by\n"
+	  "another device).  A wrapped logical volume is undone with 'unwrap'.\n" },
+	{ "list", "list [--json]",
+	  "One line per ioband device: its name, the device below, the device group,\n"
+	  "group type, policy and number of attached groups, and the logical volume\n"
+	  "it wraps, if any.\n\n"
+	  "  -j, --json   a JSON array instead\n" },
+	{ "show", "show NAME [--json]",
+	  "The configuration of the ioband device NAME and its groups' statistics,\n"
+	  "with names resolved: cgroup paths, user and group names, process names.\n"
+	  "SHARE is the group's weight over the sum of the weights of every group of\n"
+	  "the device group: its share of the bandwidth when all are busy.\n\n"
+	  "  -j, --json   JSON instead of the table\n" },
+	{ "set", "set NAME GROUP weight=W | set NAME GROUP min=MIN,max=MAX",
+	  "Set a group's weight (1 to 10000), or its bandwidth range in KB/s (a k, m\n"
+	  "or g suffix multiplies by 1, 1024, 1048576; max 0 or left out: no upper\n"
+	  "limit) for the range-bw policy.  A group not attached yet is attached\n"
+	  "first, and detached again if the kernel refuses the value.\n\n" GROUP_HELP },
+	{ "attach", "attach NAME GROUP [weight=W]",
+	  "Attach GROUP to the ioband device NAME (weight 100 unless given).\n\n" GROUP_HELP },
+	{ "detach", "detach NAME GROUP",
+	  "Detach GROUP from NAME; its I/O goes to the default group from then on.\n\n"
+	  GROUP_HELP },
+	{ "top", "top NAME [--interval SECONDS] [--count N] [--json]",
+	  "A live view of the groups of NAME: read and write throughput, I/Os per\n"
+	  "second, bios delayed (held by ioband) per second, and each group's share\n"
+	  "of the sectors moved, from successive status samples.\n\n"
+	  "  -i, --interval S   seconds between samples (1; 0.1 to 3600)\n"
+	  "  -c, --count N      stop after N reports (default: until interrupted)\n"
+	  "  -j, --json         one JSON object per report and line\n" },
+	{ "wrap", "wrap VG/LV [OPTIONS]",
+	  "Put ioband under an active logical volume, even a mounted one: its current\n"
+	  "table is copied to a new device VG-LV" ORIG_SUFFIX ", and the volume's own\n"
+	  "table is swapped, with suspend, load and resume, for ioband over that copy.\n"
+	  "/dev/VG/LV stays the same device.  A failed step undoes the earlier ones.\n"
+	  "The wrapping lasts until 'unwrap', or until LVM reloads the volume\n"
+	  "(lvextend, lvchange -an...): unwrap before such changes.  Set it up again\n"
+	  "at boot with a wrap line in iobandtab.\n\n"
+	  "Options (the device group defaults to the volume's device-mapper name):\n"
+	  SETUP_OPTIONS },
+	{ "unwrap", "unwrap VG/LV",
+	  "Undo 'wrap': swap the volume's table back to the copy's, then remove the copy.\n" },
+	{ "apply", "apply [FILE] [--dry-run] [--wait SECONDS]",
+	  "Make the devices match FILE (default /etc/iobandtab; - for standard input).\n"
+	  "One device a line, '#' comments:\n\n"
+	  "  NAME   DEVICE  [OPTIONS]     an ioband device NAME over DEVICE\n"
+	  "  VG/LV  wrap    [OPTIONS]     the logical volume, wrapped\n\n"
+	  "OPTIONS is '-' or a comma-separated list of device-group=ID, type=T,\n"
+	  "policy=P, weight=W, group=SPEC=VALUE (repeatable), io-throttle=N,\n"
+	  "io-limit=N, token-base=N, carryover=N.  A device that does not exist is\n"
+	  "created (or wrapped); one that differs is reloaded with the line's table in\n"
+	  "one atomic swap; one that matches is left alone.  Device group settings\n"
+	  "not given keep their values in force.  Devices not in FILE are left alone.\n"
+	  "The whole file is checked before anything changes.\n\n"
+	  "  -n, --dry-run     say what would change, change nothing\n"
+	  "  -W, --wait S      wait up to S seconds for each DEVICE to appear\n" },
+	{ "help", "help [COMMAND]", "Help on one command, or the list of commands.\n" },
+};
+
+static const struct cmd_help *find_help(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(helps) / sizeof(helps[0]); i++)
+		if (!strcmp(helps[i].name, name))
+			return &helps[i];
+	return NULL;
+}
+
+static void usage_all(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: ioband-setup [-v|--verbose] [-q|--quiet] COMMAND [ARGS]\n"
+		   "       ioband-setup --version | --help | help COMMAND\n\nCommands:\n");
+	for (i = 0; i < sizeof(helps) / sizeof(helps[0]); i++)
+		fprintf(f, "  %s\n", helps[i].usage);
+	fprintf(f, "\nExit status: 0 done; 1 refused or failed, nothing changed; 2 bad usage or\n"
+		   "file syntax; 3 a device, volume, group, user or cgroup named does not\n"
+		   "exist; 4 conflict (exists already, in use, attached or not, not an ioband\n"
+		   "device); 5 failed and could not undo every step: the message says what\n"
+		   "is left.  See ioband-setup(8).\n");
+}
+
+static int cmd_help_print(const char *name, FILE *f)
+{
+	const struct cmd_help *h = find_help(name);
+
+	if (!h)
+		return -1;
+	fprintf(f, "usage: ioband-setup %s\n\n%s", h->usage, h->text);
+	return 0;
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	const struct cmd_help *h = find_help(cmd_name);
+
+	fflush(stdout);
+	fprintf(stderr, "ioband-setup: %s%s", cmd_name, *cmd_name ? ": " : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	if (h)
+		fprintf(stderr, "usage: ioband-setup %s  (ioband-setup %s --help)\n",
+			h->usage, h->name);
+	return EX_USAGE;
+}
+
+/* ---- options ------------------------------------------------------------- */
+
+enum {
+	O_HELP = 1, O_JSON, O_DG, O_TYPE, O_POLICY, O_WEIGHT, O_GROUP, O_IO_THROTTLE,
+	O_IO_LIMIT, O_TOKEN_BASE, O_CARRYOVER, O_INTERVAL, O_COUNT, O_DRY_RUN, O_WAIT,
+};
+
+struct opt {
+	const char *lng;
+	char shrt;
+	bool arg;
+	int id;
+};
+
+static const struct opt help_opt = { "help", 'h', false, O_HELP };
+
+struct optstate {
+	int argc;
+	char **argv;
+	int i;
+	bool only_pos;
+	const char *arg;
+	char **pos;
+	int npos;
+};
+
+static bool is_negative_number(const char *s)
+{
+	if (s[0] != '-' || !s[1])
+		return false;
+	for (s++; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+/*
+ * The next option of @opts (and --help), 0 at the end, -1 after printing
+ * an error.  Arguments that are not options collect in st->pos; "--" ends
+ * the options, and a negative number ("-1", the default group) is an
+ * argument, not an option.
+ */
+static int next_opt(struct optstate *st, const struct opt *opts)
+{
+	while (st->i < st->argc) {
+		char *a = st->argv[st->i++];
+		const struct opt *o = NULL, *p;
+		const char *val = NULL;
+
+		if (st->only_pos || a[0] != '-' || !a[1] || is_negative_number(a)) {
+			st->pos[st->npos++] = a;
+			continue;
+		}
+		if (!strcmp(a, "--")) {
+			st->only_pos = true;
+			continue;
+		}
+		if (a[1] == '-') {
+			const char *eq = strchr(a + 2, '=');
+			size_t n = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+
+			for (p = opts; p && p->lng; p++)
+				if (strlen(p->lng) == n && !strncmp(p->lng, a + 2, n))
+					o = p;
+			if (!o && n == 4 && !strncmp(a + 2, "help", 4))
+				o = &help_opt;
+			if (!o) {
+				usage_error("unknown option '%.*s'", (int)n + 2, a);
+				return -1;
+			}
+			if (eq && !o->arg) {
+				usage_error("option --%s takes no value", o->lng);
+				return -1;
+			}
+			val = eq ? eq + 1 : NULL;
+		} else {
+			for (p = opts; p && p->lng; p++)
+				if (p->shrt && p->shrt == a[1])
+					o = p;
+			if (!o && a[1] == 'h')
+				o = &help_opt;
+			if (!o) {
+				usage_error("unknown option '-%c'", a[1]);
+				return -1;
+			}
+			if (a[2]) {
+				if (!o->arg) {
+					usage_error("option -%c takes no value", a[1]);
+					return -1;
+				}
+				val = a + 2;
+			}
+		}
+		if (o->arg && !val) {
+			if (st->i >= st->argc) {
+				usage_error("option --%s needs a value", o->lng);
+				return -1;
+			}
+			val = st->argv[st->i++];
+		}
+		st->arg = val;
+		return o->id;
+	}
+	return 0;
+}
+
+static void opt_begin(struct optstate *st, int argc, char **argv)
+{
+	memset(st, 0, sizeof(*st));
+	st->argc = argc;
+	st->argv = argv;
+	st->i = 1;
+	st->pos = xmalloc((argc + 1) * sizeof(char *));
+}
+
+/* --help seen: print the command's help */
+static int help_exit(void)
+{
+	cmd_help_print(cmd_name, stdout);
+	return EX_OK;
+}
+
+static const struct opt setup_optv[] = {
+	{ "device-group", 'd', true, O_DG },
+	{ "type", 't', true, O_TYPE },
+	{ "policy", 'p', true, O_POLICY },
+	{ "weight", 'w', true, O_WEIGHT },
+	{ "group", 'g', true, O_GROUP },
+	{ "io-throttle", 0, true, O_IO_THROTTLE },
+	{ "io-limit", 0, true, O_IO_LIMIT },
+	{ "token-base", 0, true, O_TOKEN_BASE },
+	{ "carryover", 0, true, O_CARRYOVER },
+	{ NULL, 0, false, 0 },
+};
+
+/* Parse the options of create and wrap into @o; EX_OK or an exit code. */
+static int parse_setup_opts(struct optstate *st, struct setup_opts *o, bool *help)
+{
+	static const char *const keys[] = {
+		[O_DG] = "device-group", [O_TYPE] = "type", [O_POLICY] = "policy",
+		[O_WEIGHT] = "weight", [O_GROUP] = "group", [O_IO_THROTTLE] = "io-throttle",
+		[O_IO_LIMIT] = "io-limit", [O_TOKEN_BASE] = "token-base",
+		[O_CARRYOVER] = "carryover",
+	};
+	char err[512];
+	int id;
+
+	*help = false;
+	while ((id = next_opt(st, setup_optv)) > 0) {
+		if (id == O_HELP) {
+			*help = true;
+			return EX_OK;
+		}
+		if (setup_opts_set(o, keys[id], st->arg, err, sizeof(err)))
+			return usage_error("%s", err);
+	}
+	return id < 0 ? EX_USAGE : EX_OK;
+}
+
+/* ---- devices ------------------------------------------------------------- */
+
+/* A readable name for device major:minor: /dev/mapper/X or /dev/X. */
+static char *devt_name(unsigned int maj, unsigned int min)
+{
+	char path[128], buf[256];
+	FILE *f;
+	char *r = NULL;
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/dm/name", maj, min);
+	f = fopen(path, "r");
+	if (f) {
+		if (fgets(buf, sizeof(buf), f)) {
+			buf[strcspn(buf, "\n")] = '\0';
+			r = xasprintf("/dev/mapper/%s", buf);
+		}
+		fclose(f);
+		if (r)
+			return r;
+	}
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/uevent", maj, min);
+	f = fopen(path, "r");
+	if (f) {
+		while (fgets(buf, sizeof(buf), f)) {
+			if (!strncmp(buf, "DEVNAME=", 8)) {
+				buf[strcspn(buf, "\n")] = '\0';
+				r = xasprintf("/dev/%s", buf + 8);
+				break;
+			}
+		}
+		fclose(f);
+	}
+	return r ? r : xasprintf("%u:%u", maj, min);
+}
+
+static char *devstr_name(const char *dev)
+{
+	unsigned int maj, min;
+	char c;
+
+	if (sscanf(dev, "%u:%u%c", &maj, &min, &c) == 2)
+		return devt_name(maj, min);
+	return xstrdup(dev);
+}
+
+/*
+ * The device-mapper name NAME stands for: a name, /dev/mapper/NAME, a
+ * device node (/dev/dm-3, /dev/VG/LV), or VG/LV.
+ */
+static int resolve_name(const char *arg, char *out, size_t outlen)
+{
+	char err[256];
+
+	if (!*arg)
+		return errorf(EX_USAGE, "empty device name");
+	if (!strncmp(arg, "/dev/mapper/", 12) && !strchr(arg + 12, '/')) {
+		snprintf(out, outlen, "%s", arg + 12);
+		return EX_OK;
+	}
+	if (arg[0] == '/') {
+		struct stat st;
+		struct dmx_info info;
+
+		if (stat(arg, &st))
+			return errorf(EX_NOTFOUND, "%s: %s", arg, strerror(errno));
+		if (!S_ISBLK(st.st_mode))
+			return errorf(EX_USAGE, "%s is not a block device", arg);
+		if (dmx_info_devt(major(st.st_rdev), minor(st.st_rdev), &info))
+			return errorf(EX_FAIL, "%s: %s", arg, dmx_why());
+		if (!info.exists)
+			return errorf(EX_CONFLICT, "%s is not a device-mapper device", arg);
+		snprintf(out, outlen, "%s", info.name);
+		return EX_OK;
+	}
+	if (strchr(arg, '/')) {
+		if (lv_dm_name(arg, out, outlen, err, sizeof(err)))
+			return errorf(EX_USAGE, "%s", err);
+		return EX_OK;
+	}
+	if (!dm_name_valid(arg))
+		return errorf(EX_USAGE, "'%s' is not a valid device name", arg);
+	snprintf(out, outlen, "%s", arg);
+	return EX_OK;
+}
+
+/* An ioband device as it is now. */
+struct dev_state {
+	char name[DM_NAME_MAX + 1];
+	struct dmx_info info;
+	struct dm_target_line *lines;
+	size_t nlines;
+	struct ioband_table t;
+	uint64_t len;		/* sectors */
+	char *wraps;		/* "VG/LV" when this is a wrapped logical volume */
+};
+
+static void dev_state_free(struct dev_state *d)
+{
+	dmx_lines_free(d->lines, d->nlines);
+	table_free(&d->t);
+	free(d->wraps);
+	memset(d, 0, sizeof(*d));
+}
+
+/* VG/LV from a device-mapper name of a logical volume ("a--b-c" -> "a-b/c"). */
+static char *dm_to_vg_lv(const char *dm)
+{
+	char *out = xmalloc(strlen(dm) + 1), *o = out;
+	bool split = false;
+
+	for (; *dm; dm++) {
+		if (*dm == '-' && dm[1] == '-') {
+			*o++ = '-';
+			dm++;
+		} else if (*dm == '-' && !split) {
+			*o++ = '/';
+			split = true;
+		} else {
+			*o++ = *dm;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+/*
+ * Is @d (an ioband device) a wrapped logical volume?  Then d->wraps is
+ * VG/LV: the volume's uuid is LVM's and the device below is our copy.
+ */
+static void detect_wrap(struct dev_state *d)
+{
+	struct dmx_info below;
+	unsigned int maj, min;
+
+	if (strncmp(d->info.uuid, "LVM-", 4) ||
+	    sscanf(d->t.device, "%u:%u", &maj, &min) != 2 ||
+	    dmx_info_devt(maj, min, &below) || !below.exists ||
+	    strncmp(below.uuid, ORIG_UUID_PREFIX, strlen(ORIG_UUID_PREFIX)))
+		return;
+	d->wraps = dm_to_vg_lv(d->name);
+}
+
+/*
+ * Load the state of the ioband device @name.  Quiet when @quiet_errors
+ * (list), else prints why it is not one.  EX_OK or an exit code.
+ */
+static int load_ioband(const char *name, struct dev_state *d, bool quiet_errors)
+{
+	char err[512];
+	size_t i;
+
+	memset(d, 0, sizeof(*d));
+	snprintf(d->name, sizeof(d->name), "%s", name);
+	if (dmx_info(name, &d->info))
+		return quiet_errors ? EX_FAIL : errorf(EX_FAIL, "%s: %s", name, dmx_why());
+	if (!d->info.exists)
+		return quiet_errors ? EX_NOTFOUND :
+			errorf(EX_NOTFOUND, "no device-mapper device named '%s'", name);
+	if (dmx_table(name, false, &d->lines, &d->nlines))
+		return quiet_errors ? EX_FAIL : errorf(EX_FAIL, "%s: %s", name, dmx_why());
+	for (i = 0; i < d->nlines; i++)
+		d->len = d->lines[i].start + d->lines[i].len > d->len ?
+			 d->lines[i].start + d->lines[i].len : d->len;
+	if (d->nlines != 1 || strcmp(d->lines[0].type, "ioband")) {
+		int code = EX_CONFLICT;
+
+		if (!quiet_errors) {
+			if (!d->nlines)
+				errorf(code, "'%s' has no table", name);
+			else if (d->nlines == 1)
+				errorf(code, "'%s' is not an ioband device (its table is %s)",
+				       name, d->lines[0].type);
+			else
+				errorf(code, "'%s' has %zu targets; ioband-setup handles devices whose table is one ioband target",
+				       name, d->nlines);
+		}
+		dev_state_free(d);
+		return code;
+	}
+	if (table_parse(d->lines[0].params, &d->t, err, sizeof(err))) {
+		int code = quiet_errors ? EX_FAIL :
+			errorf(EX_FAIL, "%s: cannot read its ioband table: %s", name, err);
+
+		dev_state_free(d);
+		return code;
+	}
+	detect_wrap(d);
+	return EX_OK;
+}
+
+static int load_status(const char *name, struct ioband_status *s)
+{
+	struct dm_target_line *l;
+	size_t n;
+	char err[512];
+	int r;
+
+	if (dmx_table(name, true, &l, &n))
+		return errorf(dmx_errno == ENXIO ? EX_NOTFOUND : EX_FAIL, "%s: %s", name, dmx_why());
+	if (n != 1 || strcmp(l[0].type, "ioband")) {
+		dmx_lines_free(l, n);
+		return errorf(EX_CONFLICT, "'%s' is no longer an ioband device", name);
+	}
+	r = status_parse(l[0].params, s, err, sizeof(err));
+	dmx_lines_free(l, n);
+	if (r)
+		return errorf(EX_FAIL, "%s: cannot read its status: %s", name, err);
+	return EX_OK;
+}
+
+/* Every ioband device: their names (for list, and shares in show). */
+static int all_ioband(struct dev_state **out, size_t *nout)
+{
+	char **names;
+	size_t n, i;
+	struct dev_state *v = NULL;
+	size_t nv = 0;
+
+	*out = NULL;
+	*nout = 0;
+	if (dmx_list(&names, &n))
+		return errorf(EX_FAIL, "listing device-mapper devices: %s", dmx_why());
+	for (i = 0; i < n; i++) {
+		struct dev_state d;
+
+		if (load_ioband(names[i], &d, true) == EX_OK) {
+			v = xrealloc(v, (nv + 1) * sizeof(*v));
+			v[nv++] = d;
+		}
+		free(names[i]);
+	}
+	free(names);
+	*out = v;
+	*nout = nv;
+	return EX_OK;
+}
+
+static void all_free(struct dev_state *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		dev_state_free(&v[i]);
+	free(v);
+}
+
+/* Resolve GROUP for device type @type; EX_OK or an exit code (printed). */
+static int resolve_group(enum gtype type, const char *spec, int64_t *id)
+{
+	struct resolver r;
+	char err[512];
+	int rc;
+
+	sys_resolver(&r);
+	if (type == GT_CGROUP && !r.cgroup_root && strcmp(spec, "default") &&
+	    strcmp(spec, "-1") && strspn(spec, "0123456789") != strlen(spec))
+		return errorf(EX_NOTFOUND, "group '%s': cgroup2 is not mounted", spec);
+	rc = group_spec_resolve(type, spec, &r, id, err, sizeof(err));
+	if (rc)
+		return errorf(rc, "group %s", err);
+	return EX_OK;
+}
+
+/* "web (id 1234)" for messages. */
+static char *group_label(const char *spec, int64_t id)
+{
+	if (id == DEFAULT_GROUP)
+		return xstrdup("default group");
+	if (!strcmp(spec, "") || strspn(spec, "0123456789") == strlen(spec))
+		return xasprintf("%lld", (long long)id);
+	return xasprintf("%s (id %lld)", spec, (long long)id);
+}
+
+static int block_device(const char *path, struct stat *st, uint64_t *sectors, bool excl)
+{
+	uint64_t bytes;
+	int fd;
+
+	if (stat(path, st))
+		return errorf(errno == ENOENT ? EX_NOTFOUND : EX_FAIL, "%s: %s", path,
+			      strerror(errno));
+	if (!S_ISBLK(st->st_mode))
+		return errorf(EX_USAGE, "%s is not a block device", path);
+	fd = open(path, O_RDONLY | O_CLOEXEC | (excl ? O_EXCL : 0));
+	if (fd < 0) {
+		if (errno == EBUSY)
+			return errorf(EX_CONFLICT,
+				      "%s is in use (mounted, or held by another device); ioband needs it to itself (for a mounted logical volume, use wrap)",
+				      path);
+		return errorf(EX_FAIL, "%s: %s", path, strerror(errno));
+	}
+	if (ioctl(fd, BLKGETSIZE64, &bytes)) {
+		close(fd);
+		return errorf(EX_FAIL, "%s: cannot read its size: %s", path, strerror(errno));
+	}
+	close(fd);
+	*sectors = bytes >> 9;
+	if (!*sectors)
+		return errorf(EX_USAGE, "%s is empty", path);
+	return EX_OK;
+}
+
+/*
+ * The table for @o over @device ("major:minor"), resolving each GROUP by
+ * the type in @o.  EX_OK or an exit code (printed).
+ */
+static int build_table(const struct setup_opts *o, const char *device, const char *default_dg,
+		       const struct ioband_table *cur, struct ioband_table *t)
+{
+	enum gtype type = o->type >= 0 ? (enum gtype)o->type : GT_NONE;
+	int64_t *ids = xmalloc(o->ngroups * sizeof(*ids));
+	char err[512];
+	size_t i;
+	int rc;
+
+	for (i = 0; i < o->ngroups; i++) {
+		if (type == GT_NONE && o->type < 0 && strcmp(o->groups[i].spec, "default") &&
+		    strcmp(o->groups[i].spec, "-1")) {
+			free(ids);
+			return errorf(EX_USAGE, "group '%s' needs a group type (--type user, gid, pid, pgrp or cgroup)",
+				      o->groups[i].spec);
+		}
+		rc = resolve_group(type, o->groups[i].spec, &ids[i]);
+		if (rc) {
+			free(ids);
+			return rc;
+		}
+	}
+	rc = opts_to_table(o, device, default_dg, cur, ids, t, err, sizeof(err));
+	free(ids);
+	if (rc)
+		return errorf(EX_USAGE, "%s", err);
+	return EX_OK;
+}
+
+static int send_message(const char *name, const char *msg)
+{
+	if (verbose)
+		fprintf(stderr, "ioband-setup: message to %s: %s\n", name, msg);
+	return dmx_message(name, msg);
+}
+
+/* ---- create / remove ----------------------------------------------------- */
+
+static bool dry_run;
+
+/*
+ * Create ioband device @name over @device from @o (the create command and
+ * apply).  @what prefixes the messages.  EX_OK or an exit code (printed).
+ */
+static int do_create(const char *name, const char *device, const struct setup_opts *o,
+		     const char *what)
+{
+	struct ioband_table t = { 0 };
+	struct dm_target_line line;
+	struct stat sb;
+	uint64_t sectors;
+	char devstr[32], *params = NULL, *below = NULL;
+	int rc;
+
+	rc = block_device(device, &sb, &sectors, true);
+	if (rc)
+		return rc;
+	snprintf(devstr, sizeof(devstr), "%u:%u", major(sb.st_rdev), minor(sb.st_rdev));
+	rc = build_table(o, devstr, name, NULL, &t);
+	if (rc)
+		return rc;
+	below = devt_name(major(sb.st_rdev), minor(sb.st_rdev));
+	if (dry_run) {
+		note("%s: would create over %s (%s)", what, below, devstr);
+		goto out;
+	}
+	params = table_format(&t);
+	line = (struct dm_target_line){ 0, sectors, (char *)"ioband", params };
+	if (verbose)
+		fprintf(stderr, "ioband-setup: table: 0 %llu ioband %s\n",
+			(unsigned long long)sectors, params);
+	if (dmx_fault("create") || dmx_create(name, NULL, &line, 1, false, 0)) {
+		const char *why = dmx_why();
+
+		rc = errorf(EX_FAIL, "%s: the kernel refused the table (ioband %s): %s%s", what,
+			    params, why, strstr(why, "unknown target type") ?
+			    " (is the dm-ioband module loaded? modprobe dm-ioband)" : "");
+		goto out;
+	}
+	if (o->carryover >= 0) {
+		char msg[32];
+
+		snprintf(msg, sizeof(msg), "carryover %lld", (long long)o->carryover);
+		if (dmx_fault("create-carryover") || send_message(name, msg)) {
+			char why[600];
+
+			snprintf(why, sizeof(why), "%s", dmx_why());
+			if (dmx_remove(name)) {
+				rc = errorf(EX_HALFDONE, "%s: created, but setting its carryover failed (%s) and removing it again failed too (%s): remove %s by hand",
+					    what, why, dmx_why(), name);
+				goto out;
+			}
+			rc = errorf(EX_FAIL, "%s: setting the carryover failed (%s); removed %s again",
+				    what, why, name);
+			goto out;
+		}
+	}
+	note("%s: created /dev/mapper/%s over %s (%s), device group %s, type %s, policy %s, %zu group%s attached",
+	     what, name, below, devstr, t.dg, gtype_names[t.type], policy_names[t.policy],
+	     t.ngroups, t.ngroups == 1 ? "" : "s");
+out:
+	free(below);
+	free(params);
+	table_free(&t);
+	return rc;
+}
+
+static int cmd_create(int argc, char **argv)
+{
+	struct optstate st;
+	struct setup_opts o;
+	struct dmx_info info;
+	const char *name;
+	bool help;
+	int rc;
+
+	opt_begin(&st, argc, argv);
+	setup_opts_init(&o);
+	rc = parse_setup_opts(&st, &o, &help);
+	if (help) {
+		rc = help_exit();
+		goto out;
+	}
+	if (rc)
+		goto out;
+	if (st.npos != 2) {
+		rc = usage_error("expected NAME and DEVICE");
+		goto out;
+	}
+	name = st.pos[0];
+	if (!dm_name_valid(name)) {
+		rc = errorf(EX_USAGE, "'%s' is not a valid device name (1 to %d characters, no '/' or blanks)",
+			    name, DM_NAME_MAX);
+		goto out;
+	}
+	if (dmx_info(name, &info)) {
+		rc = errorf(EX_FAIL, "%s: %s", name, dmx_why());
+		goto out;
+	}
+	if (info.exists) {
+		rc = errorf(EX_CONFLICT, "a device named '%s' exists already", name);
+		goto out;
+	}
+	rc = do_create(name, st.pos[1], &o, name);
+out:
+	setup_opts_free(&o);
+	free(st.pos);
+	return rc;
+}
+
+static int cmd_remove(int argc, char **argv)
+{
+	struct optstate st;
+	struct dev_state d;
+	char name[DM_NAME_MAX + 1];
+	int rc, id;
+
+	opt_begin(&st, argc, argv);
+	while ((id = next_opt(&st, NULL)) > 0)
+		if (id == O_HELP)
+			return help_exit();
+	if (id < 0)
+		return EX_USAGE;
+	if (st.npos != 1)
+		return usage_error("expected one NAME");
+	rc = resolve_name(st.pos[0], name, sizeof(name));
+	if (rc)
+		return rc;
+	rc = load_ioband(name, &d, false);
+	if (rc)
+		return rc;
+	if (d.wraps) {
+		rc = errorf(EX_CONFLICT, "'%s' is the wrapped logical volume %s: use 'ioband-setup unwrap %s'",
+			    name, d.wraps, d.wraps);
+		goto out;
+	}
+	if (dmx_fault("remove") || dmx_remove(name)) {
+		if (dmx_errno == EBUSY) {
+			struct dmx_info info;
+
+			dmx_info(name, &info);
+			rc = errorf(EX_CONFLICT, "'%s' is in use (open count %d): unmount it or stop what holds it open",
+				    name, info.open_count);
+		} else {
+			rc = errorf(EX_FAIL, "removing '%s' failed: %s", name, dmx_why());
+		}
+		goto out;
+	}
+	note("removed %s", name);
+	rc = EX_OK;
+out:
+	dev_state_free(&d);
+	free(st.pos);
+	return rc;
+}
+
+/* ---- list / show --------------------------------------------------------- */
+
+static int cmd_list(int argc, char **argv)
+{
+	static const struct opt opts[] = { { "json", 'j', false, O_JSON }, { NULL, 0, false, 0 } };
+	struct optstate st;
+	struct dev_state *v;
+	size_t n, i;
+	bool json = false;
+	int id, rc;
+
+	opt_begin(&st, argc, argv);
+	while ((id = next_opt(&st, opts)) > 0) {
+		if (id == O_HELP) {
+			free(st.pos);
+			return help_exit();
+		}
+		json = true;
+	}
+	rc = id < 0 ? EX_USAGE : st.npos ? usage_error("takes no arguments") : EX_OK;
+	free(st.pos);
+	if (rc)
+		return rc;
+	rc = all_ioband(&v, &n);
+	if (rc)
+		return rc;
+	if (json)
+		putchar('[');
+	else if (n)
+		printf("%-20s %-20s %-16s %-7s %-13s %6s  %s\n", "NAME", "DEVICE", "DEVICE-GROUP",
+		       "TYPE", "POLICY", "GROUPS", "WRAPS");
+	for (i = 0; i < n; i++) {
+		struct dev_state *d = &v[i];
+		char *below = devstr_name(d->t.device);
+
+		if (json) {
+			printf("%s{\"name\":", i ? "," : "");
+			json_string(stdout, d->name);
+			printf(",\"device\":");
+			json_string(stdout, below);
+			printf(",\"devt\":\"%s\",\"device_group\":", d->t.device);
+			json_string(stdout, d->t.dg);
+			printf(",\"type\":\"%s\",\"policy\":\"%s\",\"groups\":%zu,\"wraps\":",
+			       gtype_names[d->t.type], policy_names[d->t.policy], d->t.ngroups);
+			if (d->wraps)
+				json_string(stdout, d->wraps);
+			else
+				printf("null");
+			putchar('}');
+		} else {
+			printf("%-20s %-20s %-16s %-7s %-13s %6zu  %s\n", d->name, below, d->t.dg,
+			       gtype_names[d->t.type], policy_names[d->t.policy], d->t.ngroups,
+			       d->wraps ? d->wraps : "-");
+		}
+		free(below);
+	}
+	if (json)
+		printf("]\n");
+	all_free(v, n);
+	return EX_OK;
+}
+
+/* The sum of the weights of every group of device group @dg. */
+static uint64_t dg_weight_sum(const char *dg, const struct dev_state *self, char **members)
+{
+	struct dev_state *v;
+	size_t n, i, j;
+	uint64_t sum = 0;
+	size_t len = 0;
+
+	*members = NULL;
+	if (all_ioband(&v, &n))
+		v = NULL, n = 0;
+	for (i = 0; i < n; i++) {
+		const struct ioband_table *t = &v[i].t;
+
+		if (strcmp(t->dg, dg))
+			continue;
+		if (!strcmp(v[i].name, self->name))
+			t = &self->t;	/* the same reading as the rest of show */
+		sum += t->def.weight;
+		for (j = 0; j < t->ngroups; j++)
+			sum += t->groups[j].weight;
+		*members = xrealloc(*members, len + strlen(v[i].name) + 3);
+		len += sprintf(*members + len, "%s%s", len ? ", " : "", v[i].name);
+	}
+	all_free(v, n);
+	if (!sum) {	/* raced with a removal */
+		sum = self->t.def.weight;
+		for (j = 0; j < self->t.ngroups; j++)
+			sum += self->t.groups[j].weight;
+	}
+	return sum;
+}
+
+static const struct group_conf *group_conf_of(const struct ioband_table *t, int64_t id)
+{
+	return table_find(t, id);
+}
+
+static int cmd_show(int argc, char **argv)
+{
+	static const struct opt opts[] = { { "json", 'j', false, O_JSON }, { NULL, 0, false, 0 } };
+	struct optstate st;
+	struct dev_state d;
+	struct ioband_status s;
+	char name[DM_NAME_MAX + 1], *below, *members;
+	bool json = false;
+	uint64_t wsum;
+	size_t i;
+	int id, rc;
+
+	opt_begin(&st, argc, argv);
+	while ((id = next_opt(&st, opts)) > 0) {
+		if (id == O_HELP) {
+			free(st.pos);
+			return help_exit();
+		}
+		json = true;
+	}
+	if (id < 0) {
+		free(st.pos);
+		return EX_USAGE;
+	}
+	if (st.npos != 1) {
+		free(st.pos);
+		return usage_error("expected one NAME");
+	}
+	rc = resolve_name(st.pos[0], name, sizeof(name));
+	free(st.pos);
+	if (rc)
+		return rc;
+	rc = load_ioband(name, &d, false);
+	if (rc)
+		return rc;
+	rc = load_status(name, &s);
+	if (rc) {
+		dev_state_free(&d);
+		return rc;
+	}
+	below = devstr_name(d.t.device);
+	wsum = dg_weight_sum(d.t.dg, &d, &members);
+	if (json) {
+		printf("{\"name\":");
+		json_string(stdout, d.name);
+		printf(",\"devt\":\"%u:%u\",\"sectors\":%llu,\"device\":", d.info.major,
+		       d.info.minor, (unsigned long long)d.len);
+		json_string(stdout, below);
+		printf(",\"device_devt\":\"%s\",\"device_group\":", d.t.device);
+		json_string(stdout, d.t.dg);
+		printf(",\"device_group_members\":[");
+		{
+			char *m = members ? xstrdup(members) : xstrdup(""), *tok, *save = NULL;
+			bool first = true;
+
+			for (tok = strtok_r(m, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+				printf("%s", first ? "" : ",");
+				json_string(stdout, tok);
+				first = false;
+			}
+			free(m);
+		}
+		printf("],\"type\":\"%s\",\"policy\":\"%s\",\"io_throttle\":%u,\"io_limit\":%u,"
+		       "\"token_base\":%u,\"suspended\":%s,\"open_count\":%d,\"wraps\":",
+		       gtype_names[d.t.type], policy_names[d.t.policy], d.t.io_throttle,
+		       d.t.io_limit, d.t.token_base, d.info.suspended ? "true" : "false",
+		       d.info.open_count);
+		if (d.wraps)
+			json_string(stdout, d.wraps);
+		else
+			printf("null");
+		printf(",\"groups\":[");
+	} else {
+		printf("name:          %s (%u:%u), %llu sectors (%.1f MiB)%s\n", d.name, d.info.major,
+		       d.info.minor, (unsigned long long)d.len, d.len / 2048.0,
+		       d.info.suspended ? ", SUSPENDED" : "");
+		if (d.wraps)
+			printf("wraps:         logical volume %s\n", d.wraps);
+		printf("device:        %s (%s)\n", below, d.t.device);
+		printf("device group:  %s (devices: %s)\n", d.t.dg, members ? members : d.name);
+		printf("settings:      policy %s, io_throttle %u, io_limit %u, token_base %u\n",
+		       policy_names[d.t.policy], d.t.io_throttle, d.t.io_limit, d.t.token_base);
+		printf("group type:    %s\n\n", gtype_names[d.t.type]);
+		printf("%-20s %-20s %10s %6s %10s %9s %10s %10s %9s %10s\n", "GROUP", "NAME",
+		       d.t.policy == POL_RANGE_BW ? "RANGE-KB/s" : "WEIGHT", "SHARE", "READS", "R-DELAYED", "READ-MiB", "WRITES",
+		       "W-DELAYED", "WRITE-MiB");
+	}
+	for (i = 0; i < s.ngroups; i++) {
+		const struct group_stats *g = &s.groups[i];
+		const struct group_conf *c = group_conf_of(&d.t, g->id);
+		bool range = d.t.policy == POL_RANGE_BW;
+		uint32_t w = c ? c->weight : 0;
+		char *gname = group_display_name(d.t.type, g->id, false);
+		double share = wsum ? 100.0 * w / wsum : 0;
+		char val[32], sharebuf[16];
+
+		if (range)
+			snprintf(val, sizeof(val), "%u:%u", c ? c->min_kbps : 0, c ? c->max_kbps : 0);
+		else
+			snprintf(val, sizeof(val), "%u", w);
+		if (range)
+			snprintf(sharebuf, sizeof(sharebuf), "-");
+		else
+			snprintf(sharebuf, sizeof(sharebuf), "%.1f%%", share);
+		if (json) {
+			printf("%s{\"id\":%lld,\"name\":", i ? "," : "", (long long)g->id);
+			if (gname)
+				json_string(stdout, gname);
+			else
+				printf("null");
+			if (range)
+				printf(",\"weight\":null,\"min_kbps\":%u,\"max_kbps\":%u,\"share\":null",
+				       c ? c->min_kbps : 0, c ? c->max_kbps : 0);
+			else
+				printf(",\"weight\":%u,\"share\":%.4f", w, share / 100);
+			printf(",\"reads\":%llu,\"delayed_reads\":%llu,"
+			       "\"read_sectors\":%llu,\"writes\":%llu,\"delayed_writes\":%llu,"
+			       "\"write_sectors\":%llu}",
+			       (unsigned long long)g->reads, (unsigned long long)g->delayed_reads,
+			       (unsigned long long)g->read_sectors, (unsigned long long)g->writes,
+			       (unsigned long long)g->delayed_writes,
+			       (unsigned long long)g->write_sectors);
+		} else {
+			char idbuf[24];
+
+			if (g->id == DEFAULT_GROUP)
+				snprintf(idbuf, sizeof(idbuf), "default");
+			else
+				snprintf(idbuf, sizeof(idbuf), "%lld", (long long)g->id);
+			printf("%-20s %-20s %10s %6s %10llu %9llu %10.1f %10llu %9llu %10.1f\n",
+			       idbuf, gname ? gname : "-", val, sharebuf,
+			       (unsigned long long)g->reads, (unsigned long long)g->delayed_reads,
+			       g->read_sectors / 2048.0, (unsigned long long)g->writes,
+			       (unsigned long long)g->delayed_writes, g->write_sectors / 2048.0);
+		}
+		free(gname);
+	}
+	if (json)
+		printf("]}\n");
+	free(members);
+	free(below);
+	status_free(&s);
+	dev_state_free(&d);
+	return EX_OK;
+}
+
+/* ---- set / attach / detach ----------------------------------------------- */
+
+/* The device, its GROUP's id, for set/attach/detach. */
+static int device_and_group(const char *namearg, const char *spec, struct dev_state *d,
+			    int64_t *gid)
+{
+	char name[DM_NAME_MAX + 1];
+	int rc;
+
+	rc = resolve_name(namearg, name, sizeof(name));
+	if (rc)
+		return rc;
+	rc = load_ioband(name, d, false);
+	if (rc)
+		return rc;
+	rc = resolve_group(d->t.type, spec, gid);
+	if (rc)
+		dev_state_free(d);
+	return rc;
+}
+
+static int cmd_set_attach(int argc, char **argv, bool attach)
+{
+	struct optstate st;
+	struct dev_state d;
+	struct group_conf v = { 0 };
+	bool is_range = false, attached_now = false, has_value;
+	char msg[128], err[512], *label = NULL;
+	int64_t gid;
+	int rc, id;
+
+	opt_begin(&st, argc, argv);
+	while ((id = next_opt(&st, NULL)) > 0) {
+		if (id == O_HELP) {
+			free(st.pos);
+			return help_exit();
+		}
+	}
+	if (id < 0) {
+		free(st.pos);
+		return EX_USAGE;
+	}
+	if (attach ? st.npos < 2 || st.npos > 3 : st.npos != 3) {
+		free(st.pos);
+		return usage_error(attach ? "expected NAME GROUP [weight=W]" :
+					    "expected NAME GROUP and weight=W or min=MIN,max=MAX");
+	}
+	has_value = st.npos == 3;
+	if (has_value && set_value_parse(st.pos[2], &is_range, &v, err, sizeof(err))) {
+		free(st.pos);
+		return usage_error("%s", err);
+	}
+	if (attach && is_range) {
+		free(st.pos);
+		return usage_error("attach takes weight=W; set the range with 'set'");
+	}
+	rc = device_and_group(st.pos[0], st.pos[1], &d, &gid);
+	if (rc) {
+		free(st.pos);
+		return rc;
+	}
+	label = group_label(st.pos[1], gid);
+	if (attach && gid == DEFAULT_GROUP) {
+		rc = errorf(EX_USAGE, "the default group is always there; set its weight with 'set %s default weight=W'",
+			    st.pos[0]);
+		goto out;
+	}
+	if (gid != DEFAULT_GROUP && !table_find(&d.t, gid)) {
+		snprintf(msg, sizeof(msg), "attach %lld", (long long)gid);
+		if (dmx_fault("attach") || send_message(d.name, msg)) {
+			rc = errorf(EX_FAIL, "attaching %s to %s: the kernel refused '%s': %s", label,
+				    d.name, msg, dmx_why());
+			goto out;
+		}
+		attached_now = true;
+	} else if (attach) {
+		rc = errorf(EX_CONFLICT, "%s is already attached to %s", label, d.name);
+		goto out;
+	}
+	if (has_value) {
+		if (is_range) {
+			if (gid == DEFAULT_GROUP)
+				snprintf(msg, sizeof(msg), "range-bw %u:%u", v.min_kbps, v.max_kbps);
+			else
+				snprintf(msg, sizeof(msg), "range-bw %lld:%u:%u", (long long)gid,
+					 v.min_kbps, v.max_kbps);
+		} else {
+			snprintf(msg, sizeof(msg), "weight %lld:%u", (long long)gid, v.weight);
+		}
+		if (dmx_fault("set") || send_message(d.name, msg)) {
+			char why[600];
+
+			snprintf(why, sizeof(why), "%s", dmx_why());
+			if (attached_now) {
+				char undo[64];
+
+				snprintf(undo, sizeof(undo), "detach %lld", (long long)gid);
+				if (send_message(d.name, undo)) {
+					rc = errorf(EX_HALFDONE, "%s: the kernel refused '%s': %s; %s was attached for it and detaching it again failed (%s): detach it by hand",
+						    d.name, msg, why, label, dmx_why());
+					goto out;
+				}
+				rc = errorf(EX_FAIL, "%s: the kernel refused '%s': %s (%s, attached for it, was detached again)",
+					    d.name, msg, why, label);
+				goto out;
+			}
+			rc = errorf(EX_FAIL, "%s: the kernel refused '%s': %s", d.name, msg, why);
+			goto out;
+		}
+	}
+	if (is_range)
+		note("%s: %s%s, min %u KB/s, max %u KB/s%s", d.name, label,
+		     attached_now ? " attached" : "", v.min_kbps, v.max_kbps,
+		     d.t.policy == POL_RANGE_BW ? "" :
+		     " (ranges act while the policy is range-bw)");
+	else if (has_value)
+		note("%s: %s%s, weight %u", d.name, label, attached_now ? " attached" : "",
+		     v.weight);
+	else
+		note("%s: %s attached, weight %d", d.name, label, DEFAULT_WEIGHT);
+	rc = EX_OK;
+out:
+	free(label);
+	dev_state_free(&d);
+	free(st.pos);
+	return rc;
+}
+
+static int cmd_set(int argc, char **argv)
+{
+	return cmd_set_attach(argc, argv, false);
+}
+
+static int cmd_attach(int argc, char **argv)
+{
+	return cmd_set_attach(argc, argv, true);
+}
+
+static int cmd_detach(int argc, char **argv)
+{
+	struct optstate st;
+	struct dev_state d;
+	char msg[64], *label;
+	int64_t gid;
+	int rc, id;
+
+	opt_begin(&st, argc, argv);
+	while ((id = next_opt(&st, NULL)) > 0) {
+		if (id == O_HELP) {
+			free(st.pos);
+			return help_exit();
+		}
+	}
+	if (id < 0 || st.npos != 2) {
+		free(st.pos);
+		return id < 0 ? EX_USAGE : usage_error("expected NAME GROUP");
+	}
+	rc = device_and_group(st.pos[0], st.pos[1], &d, &gid);
+	if (rc) {
+		free(st.pos);
+		return rc;
+	}
+	label = group_label(st.pos[1], gid);
+	if (gid == DEFAULT_GROUP) {
+		rc = errorf(EX_USAGE, "the default group cannot be detached");
+	} else if (!table_find(&d.t, gid)) {
+		rc = errorf(EX_CONFLICT, "%s is not attached to %s", label, d.name);
+	} else {
+		snprintf(msg, sizeof(msg), "detach %lld", (long long)gid);
+		if (dmx_fault("detach") || send_message(d.name, msg)) {
+			rc = errorf(EX_FAIL, "%s: the kernel refused '%s': %s", d.name, msg, dmx_why());
+		} else {
+			note("%s: %s detached", d.name, label);
+			rc = EX_OK;
+		}
+	}
+	free(label);
+	dev_state_free(&d);
+	free(st.pos);
+	return rc;
+}
+
+/* ---- top ----------------------------------------------------------------- */
+
+static volatile sig_atomic_t stop_top;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_top = 1;
+}
+
+static double ts_sec(const struct timespec *t)
+{
+	return t->tv_sec + t->tv_nsec / 1e9;
+}
+
+static uint64_t delta(uint64_t now, uint64_t before)
+{
+	return now >= before ? now - before : now;	/* reset: counted from 0 */
+}
+
+static void top_report(const char *name, const struct ioband_table *t,
+		       const struct ioband_status *prev, const struct ioband_status *cur,
+		       double dt, bool json, bool tty)
+{
+	uint64_t total = 0;
+	size_t i;
+	struct timespec wall;
+
+	clock_gettime(CLOCK_REALTIME, &wall);
+	for (i = 0; i < cur->ngroups; i++) {
+		const struct group_stats *g = &cur->groups[i], *p = status_find(prev, g->id);
+
+		total += delta(g->read_sectors, p ? p->read_sectors : 0) +
+			 delta(g->write_sectors, p ? p->write_sectors : 0);
+	}
+	names_refresh();
+	if (json) {
+		printf("{\"name\":");
+		json_string(stdout, name);
+		printf(",\"time\":%.3f,\"interval\":%.3f,\"device_group\":", ts_sec(&wall), dt);
+		json_string(stdout, t->dg);
+		printf(",\"groups\":[");
+	} else {
+		char when[32];
+		struct tm tm;
+
+		localtime_r(&wall.tv_sec, &tm);
+		strftime(when, sizeof(when), "%H:%M:%S", &tm);
+		if (tty)
+			printf("\033[H\033[2J");
+		printf("%s  device group %s  type %s  policy %s  interval %.1fs  %s\n", name, t->dg,
+		       gtype_names[t->type], policy_names[t->policy], dt, when);
+		printf("%-20s %-16s %10s %11s %11s %9s %9s %9s %6s\n", "GROUP", "NAME",
+		       t->policy == POL_RANGE_BW ? "RANGE-KB/s" : "WEIGHT",
+		       "READ-MiB/s", "WRITE-MiB/s", "READ-IOPS", "WRITE-IOPS", "DELAYED/s", "SHARE");
+	}
+	for (i = 0; i < cur->ngroups; i++) {
+		const struct group_stats *g = &cur->groups[i], *p = status_find(prev, g->id);
+		const struct group_conf *c = table_find(t, g->id);
+		uint64_t rs = delta(g->read_sectors, p ? p->read_sectors : 0);
+		uint64_t ws = delta(g->write_sectors, p ? p->write_sectors : 0);
+		uint64_t r = delta(g->reads, p ? p->reads : 0);
+		uint64_t w = delta(g->writes, p ? p->writes : 0);
+		uint64_t dr = delta(g->delayed_reads, p ? p->delayed_reads : 0);
+		uint64_t dw = delta(g->delayed_writes, p ? p->delayed_writes : 0);
+		double share = total ? (double)(rs + ws) / total : 0;
+		char *gname = group_display_name(t->type, g->id, false);
+
+		if (json) {
+			printf("%s{\"id\":%lld,\"name\":", i ? "," : "", (long long)g->id);
+			if (gname)
+				json_string(stdout, gname);
+			else
+				printf("null");
+			if (t->policy == POL_RANGE_BW)
+				printf(",\"min_kbps\":%u,\"max_kbps\":%u", c ? c->min_kbps : 0,
+				       c ? c->max_kbps : 0);
+			else
+				printf(",\"weight\":%u", c ? c->weight : 0);
+			printf(",\"read_bytes_per_s\":%.0f,\"write_bytes_per_s\":%.0f,"
+			       "\"read_iops\":%.1f,\"write_iops\":%.1f,\"delayed_reads_per_s\":%.1f,"
+			       "\"delayed_writes_per_s\":%.1f,\"reads\":%llu,\"writes\":%llu,"
+			       "\"read_sectors\":%llu,\"write_sectors\":%llu,\"delayed_reads\":%llu,"
+			       "\"delayed_writes\":%llu,\"share\":%.4f}",
+			       rs * 512.0 / dt, ws * 512.0 / dt, r / dt, w / dt,
+			       dr / dt, dw / dt, (unsigned long long)r, (unsigned long long)w,
+			       (unsigned long long)rs, (unsigned long long)ws,
+			       (unsigned long long)dr, (unsigned long long)dw, share);
+		} else {
+			char idbuf[24];
+
+			if (g->id == DEFAULT_GROUP)
+				snprintf(idbuf, sizeof(idbuf), "default");
+			else
+				snprintf(idbuf, sizeof(idbuf), "%lld", (long long)g->id);
+			char val[32];
+
+			if (t->policy == POL_RANGE_BW)
+				snprintf(val, sizeof(val), "%u:%u", c ? c->min_kbps : 0,
+					 c ? c->max_kbps : 0);
+			else
+				snprintf(val, sizeof(val), "%u", c ? c->weight : 0);
+			printf("%-20s %-16s %10s %11.2f %11.2f %9.0f %10.0f %9.0f %5.1f%%\n", idbuf,
+			       gname ? gname : "-", val, rs / 2048.0 / dt,
+			       ws / 2048.0 / dt, r / dt, w / dt, (dr + dw) / dt, 100 * share);
+		}
+		free(gname);
+	}
+	if (json)
+		printf("]}\n");
+	else if (!tty)
+		putchar('\n');
+	fflush(stdout);
+}
+
+static int cmd_top(int argc, char **argv)
+{
+	static const struct opt opts[] = {
+		{ "json", 'j', false, O_JSON }, { "count", 'c', true, O_COUNT },
+		{ "interval", 'i', true, O_INTERVAL }, { NULL, 0, false, 0 },
+	};
+	struct optstate st;
+	struct dev_state d;
+	struct ioband_status prev = { 0 }, cur = { 0 };
+	struct timespec tprev, tnow, next;
+	char name[DM_NAME_MAX + 1], *end;
+	double interval = 1.0;
+	uint64_t count = 0, done = 0;
+	bool json = false, tty;
+	int id, rc;
+
+	opt_begin(&st, argc, argv);
+	while ((id = next_opt(&st, opts)) > 0) {
+		switch (id) {
+		case O_HELP:
+			free(st.pos);
+			return help_exit();
+		case O_JSON:
+			json = true;
+			break;
+		case O_COUNT:
+			if (parse_u64(st.arg, UINT32_MAX, &count) || !count) {
+				free(st.pos);
+				return usage_error("--count must be a number from 1, not '%s'", st.arg);
+			}
+			break;
+		case O_INTERVAL:
+			errno = 0;
+			interval = strtod(st.arg, &end);
+			if (errno || end == st.arg || *end || !(interval >= 0.1 && interval <= 3600)) {
+				free(st.pos);
+				return usage_error("--interval must be 0.1 to 3600 seconds, not '%s'",
+						   st.arg);
+			}
+			break;
+		}
+	}
+	if (id < 0 || st.npos != 1) {
+		free(st.pos);
+		return id < 0 ? EX_USAGE : usage_error("expected one NAME");
+	}
+	rc = resolve_name(st.pos[0], name, sizeof(name));
+	free(st.pos);
+	if (rc)
+		return rc;
+	rc = load_ioband(name, &d, false);
+	if (rc)
+		return rc;
+	rc = load_status(name, &prev);
+	if (rc)
+		goto out;
+	tty = !json && isatty(STDOUT_FILENO);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	clock_gettime(CLOCK_MONOTONIC, &tprev);
+	next = tprev;
+	while (!stop_top && (!count || done < count)) {
+		double dt;
+
+		next.tv_sec += (time_t)interval;
+		next.tv_nsec += (long)((interval - floor(interval)) * 1e9);
+		if (next.tv_nsec >= 1000000000L) {
+			next.tv_sec++;
+			next.tv_nsec -= 1000000000L;
+		}
+		while (!stop_top && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
+			;
+		if (stop_top)
+			break;
+		dev_state_free(&d);
+		rc = load_ioband(name, &d, false);
+		if (rc)
+			goto out;
+		rc = load_status(name, &cur);
+		if (rc)
+			goto out;
+		clock_gettime(CLOCK_MONOTONIC, &tnow);
+		dt = ts_sec(&tnow) - ts_sec(&tprev);
+		if (dt <= 0)
+			dt = interval;
+		top_report(name, &d.t, &prev, &cur, dt, json, tty);
+		status_free(&prev);
+		prev = cur;
+		memset(&cur, 0, sizeof(cur));
+		tprev = tnow;
+		done++;
+	}
+	rc = EX_OK;
+out:
+	status_free(&prev);
+	status_free(&cur);
+	dev_state_free(&d);
+	return rc;
+}
+
+/* ---- table swaps (wrap, unwrap, apply) ----------------------------------- */
+
+/*
+ * Replace the live table of @name by @lines in one swap: load, suspend,
+ * resume.  On failure the old table is kept (or put back).  @step names
+ * the fault-injection steps (<step>-load, -suspend, -resume).  EX_OK or an
+ * exit code; *why describes a failure.
+ */
+static int swap_table(const char *name, const struct dm_target_line *lines, size_t n, bool ro,
+		      const char *step, char *why, size_t whylen)
+{
+	char s[64];
+
+	snprintf(s, sizeof(s), "%s-load", step);
+	if (dmx_fault(s) || dmx_reload(name, lines, n, ro)) {
+		snprintf(why, whylen, "loading the new table of %s failed: %s", name, dmx_why());
+		dmx_clear(name);
+		return EX_FAIL;
+	}
+	snprintf(s, sizeof(s), "%s-suspend", step);
+	if (dmx_fault(s) || dmx_suspend(name)) {
+		snprintf(why, whylen, "suspending %s failed: %s", name, dmx_why());
+		dmx_clear(name);
+		/* a suspend that half happened: make sure it runs again */
+		dmx_resume(name);
+		return EX_FAIL;
+	}
+	snprintf(s, sizeof(s), "%s-resume", step);
+	if (dmx_fault(s) || dmx_resume(name)) {
+		char first[600];
+
+		snprintf(first, sizeof(first), "%s", dmx_why());
+		dmx_clear(name);
+		if (dmx_resume(name)) {
+			snprintf(why, whylen, "resuming %s with its new table failed (%s), and resuming it with the old one failed too (%s): %s is left SUSPENDED",
+				 name, first, dmx_why(), name);
+			return EX_HALFDONE;
+		}
+		snprintf(why, whylen, "resuming %s with its new table failed: %s; it runs on with its old table",
+			 name, first);
+		return EX_FAIL;
+	}
+	return EX_OK;
+}
+
+struct lv_ref {
+	char vg_lv[2 * DM_NAME_MAX];
+	char dm[DM_NAME_MAX + 1];
+	char orig[DM_NAME_MAX + 1];
+	struct dmx_info info;
+};
+
+static int lv_lookup(const char *arg, struct lv_ref *lv)
+{
+	char err[256];
+	const char *s = arg;
+
+	if (!strncmp(s, "/dev/", 5))
+		s += 5;
+	snprintf(lv->vg_lv, sizeof(lv->vg_lv), "%s", s);
+	if (lv_dm_name(arg, lv->dm, sizeof(lv->dm), err, sizeof(err)))
+		return errorf(EX_USAGE, "%s", err);
+	if (strlen(lv->dm) + strlen(ORIG_SUFFIX) > DM_NAME_MAX)
+		return errorf(EX_USAGE, "%s: name too long to wrap", arg);
+	snprintf(lv->orig, sizeof(lv->orig), "%s%s", lv->dm, ORIG_SUFFIX);
+	if (dmx_info(lv->dm, &lv->info))
+		return errorf(EX_FAIL, "%s: %s", lv->dm, dmx_why());
+	if (!lv->info.exists)
+		return errorf(EX_NOTFOUND, "no active logical volume %s (no device-mapper device %s)",
+			      lv->vg_lv, lv->dm);
+	if (strncmp(lv->info.uuid, "LVM-", 4))
+		return errorf(EX_CONFLICT, "%s (device-mapper device %s) is not a logical volume",
+			      lv->vg_lv, lv->dm);
+	if (lv->info.suspended)
+		return errorf(EX_CONFLICT, "%s is suspended", lv->vg_lv);
+	return EX_OK;
+}
+
+static uint64_t lines_len(const struct dm_target_line *l, size_t n)
+{
+	uint64_t len = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (l[i].start + l[i].len > len)
+			len = l[i].start + l[i].len;
+	return len;
+}
+
+/* Wrap @lv with the ioband table from @o; EX_OK or an exit code (printed). */
+static int do_wrap(struct lv_ref *lv, const struct setup_opts *o)
+{
+	struct dm_target_line *lines = NULL, ib;
+	struct ioband_table t = { 0 };
+	struct dmx_info oinfo;
+	size_t n = 0, i;
+	char uuid[129], devstr[32], why[1024], *params = NULL;
+	uint64_t len;
+	int rc;
+
+	if (dmx_table(lv->dm, false, &lines, &n))
+		return errorf(EX_FAIL, "%s: %s", lv->vg_lv, dmx_why());
+	for (i = 0; i < n; i++) {
+		if (!strcmp(lines[i].type, "ioband")) {
+			rc = errorf(EX_CONFLICT, "%s is wrapped already (its table is ioband)",
+				    lv->vg_lv);
+			goto out;
+		}
+	}
+	if (!n) {
+		rc = errorf(EX_FAIL, "%s has no table", lv->vg_lv);
+		goto out;
+	}
+	len = lines_len(lines, n);
+	/* Everything checked before anything is made: the table over a dummy. */
+	rc = build_table(o, "0:0", lv->dm, NULL, &t);
+	if (rc)
+		goto out;
+	if (dmx_info(lv->orig, &oinfo)) {
+		rc = errorf(EX_FAIL, "%s: %s", lv->orig, dmx_why());
+		goto out;
+	}
+	if (oinfo.exists) {
+		rc = errorf(EX_CONFLICT, "a device named %s exists already (left over from an earlier wrap? if nothing uses it, remove it with 'dmsetup remove %s')",
+			    lv->orig, lv->orig);
+		goto out;
+	}
+	snprintf(uuid, sizeof(uuid), "%s%.116s", ORIG_UUID_PREFIX, lv->info.uuid);
+	/* The copy: no udev rules, so no one mistakes it for the volume. */
+	if (dmx_fault("wrap-create") ||
+	    dmx_create(lv->orig, uuid, lines, n, lv->info.read_only,
+		       DM_UDEV_DISABLE_SUBSYSTEM_RULES_FLAG | DM_UDEV_DISABLE_DISK_RULES_FLAG |
+		       DM_UDEV_DISABLE_OTHER_RULES_FLAG)) {
+		rc = errorf(EX_FAIL, "wrap %s: making the copy %s of its table failed: %s; nothing changed",
+			    lv->vg_lv, lv->orig, dmx_why());
+		goto out;
+	}
+	if (dmx_info(lv->orig, &oinfo) || !oinfo.exists) {
+		snprintf(why, sizeof(why), "the copy %s vanished", lv->orig);
+		rc = EX_FAIL;
+		goto undo_orig;
+	}
+	snprintf(devstr, sizeof(devstr), "%u:%u", oinfo.major, oinfo.minor);
+	snprintf(t.device, sizeof(t.device), "%s", devstr);
+	params = table_format(&t);
+	ib = (struct dm_target_line){ 0, len, (char *)"ioband", params };
+	if (verbose)
+		fprintf(stderr, "ioband-setup: %s: 0 %llu ioband %s\n", lv->dm,
+			(unsigned long long)len, params);
+	rc = swap_table(lv->dm, &ib, 1, lv->info.read_only, "wrap", why, sizeof(why));
+	if (rc == EX_HALFDONE) {
+		errorf(rc, "wrap %s: %s; the copy %s is left in place", lv->vg_lv, why, lv->orig);
+		goto out;
+	}
+	if (rc)
+		goto undo_orig;
+	if (o->carryover >= 0) {
+		char msg[32];
+
+		snprintf(msg, sizeof(msg), "carryover %lld", (long long)o->carryover);
+		if (dmx_fault("wrap-carryover") || send_message(lv->dm, msg)) {
+			char w2[1024];
+
+			snprintf(why, sizeof(why), "setting the carryover failed: %s", dmx_why());
+			if (swap_table(lv->dm, lines, n, lv->info.read_only, "wrap-undo", w2,
+				       sizeof(w2))) {
+				rc = errorf(EX_HALFDONE, "wrap %s: %s, and putting the volume's own table back failed (%s): %s is left wrapped over %s (ioband-setup unwrap %s undoes it)",
+					    lv->vg_lv, why, w2, lv->vg_lv, lv->orig, lv->vg_lv);
+				goto out;
+			}
+			rc = EX_FAIL;
+			goto undo_orig;
+		}
+	}
+	note("wrapped %s: %s now goes through ioband (device group %s, type %s, policy %s, %zu group%s) over %s",
+	     lv->vg_lv, lv->dm, t.dg, gtype_names[t.type], policy_names[t.policy], t.ngroups,
+	     t.ngroups == 1 ? "" : "s", lv->orig);
+	rc = EX_OK;
+	goto out;
+undo_orig:
+	if (dmx_remove(lv->orig)) {
+		rc = errorf(EX_HALFDONE, "wrap %s: %s; the volume is unchanged but removing the copy %s failed (%s): remove it by hand",
+			    lv->vg_lv, why, lv->orig, dmx_why());
+		goto out;
+	}
+	rc = errorf(EX_FAIL, "wrap %s: %s; undone, %s is unchanged", lv->vg_lv, why, lv->vg_lv);
+out:
+	free(params);
+	table_free(&t);
+	dmx_lines_free(lines, n);
+	return rc;
+}
+
+static int cmd_wrap(int argc, char **argv)
+{
+	struct optstate st;
+	struct setup_opts o;
+	struct lv_ref lv;
+	bool help;
+	int rc;
+
+	opt_begin(&st, argc, argv);
+	setup_opts_init(&o);
+	rc = parse_setup_opts(&st, &o, &help);
+	if (help)
+		rc = help_exit();
+	else if (!rc && st.npos != 1)
+		rc = usage_error("expected one VG/LV");
+	else if (!rc && !(rc = lv_lookup(st.pos[0], &lv)))
+		rc = do_wrap(&lv, &o);
+	setup_opts_free(&o);
+	free(st.pos);
+	return rc;
+}
+
+/*
+ * Is @lv wrapped?  EX_OK with @d (the volume as an ioband device) and the
+ * copy's table in @orig_lines; an exit code (printed) otherwise.
+ */
+static int wrapped_state(struct lv_ref *lv, struct dev_state *d, struct dm_target_line **ol,
+			 size_t *on)
+{
+	struct dmx_info oinfo;
+	char devstr[32];
+	int rc;
+
+	*ol = NULL;
+	*on = 0;
+	rc = load_ioband(lv->dm, d, true);
+	if (rc == EX_CONFLICT)
+		return errorf(EX_CONFLICT, "%s is not wrapped", lv->vg_lv);
+	if (rc)
+		return errorf(rc, "%s: cannot read its table", lv->vg_lv);
+	if (dmx_info(lv->orig, &oinfo) || !oinfo.exists ||
+	    strncmp(oinfo.uuid, ORIG_UUID_PREFIX, strlen(ORIG_UUID_PREFIX))) {
+		dev_state_free(d);
+		return errorf(EX_CONFLICT, "%s has an ioband table but no copy %s: it was not wrapped by ioband-setup",
+			      lv->vg_lv, lv->orig);
+	}
+	snprintf(devstr, sizeof(devstr), "%u:%u", oinfo.major, oinfo.minor);
+	if (strcmp(d->t.device, devstr)) {
+		dev_state_free(d);
+		return errorf(EX_CONFLICT, "%s's ioband table is over %s, not over its copy %s (%s)",
+			      lv->vg_lv, d->t.device, lv->orig, devstr);
+	}
+	if (dmx_table(lv->orig, false, ol, on) || !*on) {
+		dev_state_free(d);
+		return errorf(EX_FAIL, "%s: cannot read its table: %s", lv->orig, dmx_why());
+	}
+	return EX_OK;
+}
+
+static int do_unwrap(struct lv_ref *lv)
+{
+	struct dev_state d;
+	struct dm_target_line *ol;
+	size_t on;
+	char why[1024];
+	int rc;
+
+	rc = wrapped_state(lv, &d, &ol, &on);
+	if (rc)
+		return rc;
+	rc = swap_table(lv->dm, ol, on, lv->info.read_only, "unwrap", why, sizeof(why));
+	if (rc) {
+		errorf(rc, "unwrap %s: %s%s", lv->vg_lv, why,
+		       rc == EX_FAIL ? "; it is still wrapped" : "");
+		goto out;
+	}
+	if (dmx_fault("unwrap-remove") || dmx_remove(lv->orig)) {
+		rc = errorf(EX_HALFDONE, "unwrap %s: the volume is unwrapped, but removing its former copy %s failed (%s): remove it by hand",
+			    lv->vg_lv, lv->orig, dmx_why());
+		goto out;
+	}
+	note("unwrapped %s", lv->vg_lv);
+	rc = EX_OK;
+out:
+	dmx_lines_free(ol, on);
+	dev_state_free(&d);
+	return rc;
+}
+
+static int cmd_unwrap(int argc, char **argv)
+{
+	struct optstate st;
+	struct lv_ref lv;
+	int rc, id;
+
+	opt_begin(&st, argc, argv);
+	while ((id = next_opt(&st, NULL)) > 0) {
+		if (id == O_HELP) {
+			free(st.pos);
+			return help_exit();
+		}
+	}
+	if (id < 0)
+		rc = EX_USAGE;
+	else if (st.npos != 1)
+		rc = usage_error("expected one VG/LV");
+	else if (!(rc = lv_lookup(st.pos[0], &lv)))
+		rc = do_unwrap(&lv);
+	free(st.pos);
+	return rc;
+}
+
+/* ---- apply --------------------------------------------------------------- */
+
+/* Bring an existing ioband device @d in line with @want. */
+static int apply_existing(const char *label, struct dev_state *d, const struct tab_entry *e,
+			  const char *devstr, uint64_t len)
+{
+	struct ioband_table want = { 0 };
+	struct dm_target_line line;
+	char *diff = NULL, *params = NULL, why[1024];
+	int rc;
+
+	if (strcmp(d->t.device, devstr)) {
+		char *a = devstr_name(d->t.device), *b = devstr_name(devstr);
+
+		rc = errorf(EX_CONFLICT, "%s: %s exists over %s (%s), the file says %s (%s): remove it first to move it",
+			    label, d->name, a, d->t.device, b, devstr);
+		free(a);
+		free(b);
+		return rc;
+	}
+	rc = build_table(&e->opts, devstr, e->wrap ? d->name : e->name, &d->t, &want);
+	if (rc)
+		return rc;
+	diff = table_diff(&d->t, &want);
+	if (d->len != len) {
+		char *more = xasprintf("%s%ssize %llu -> %llu sectors", diff ? diff : "",
+				       diff ? ", " : "", (unsigned long long)d->len,
+				       (unsigned long long)len);
+
+		free(diff);
+		diff = more;
+	}
+	if (!diff) {
+		note("%s: up to date", label);
+		rc = EX_OK;
+		goto carryover;
+	}
+	if (dry_run) {
+		note("%s: would reload (%s)", label, diff);
+		rc = EX_OK;
+		goto out;
+	}
+	params = table_format(&want);
+	line = (struct dm_target_line){ 0, len, (char *)"ioband", params };
+	rc = swap_table(d->name, &line, 1, d->info.read_only, "apply", why, sizeof(why));
+	if (rc) {
+		errorf(rc, "%s: %s", label, why);
+		goto out;
+	}
+	note("%s: reloaded (%s)", label, diff);
+carryover:
+	if (e->opts.carryover >= 0 && !dry_run) {
+		char msg[32];
+
+		snprintf(msg, sizeof(msg), "carryover %lld", (long long)e->opts.carryover);
+		if (send_message(d->name, msg))
+			rc = errorf(EX_FAIL, "%s: setting the carryover failed: %s", label, dmx_why());
+	}
+out:
+	free(params);
+	free(diff);
+	table_free(&want);
+	return rc;
+}
+
+static void wait_for(const char *path, double seconds)
+{
+	struct timespec ts = { 0, 100 * 1000 * 1000 };
+	double waited = 0;
+
+	while (access(path, F_OK) && waited < seconds) {
+		nanosleep(&ts, NULL);
+		waited += 0.1;
+	}
+}
+
+static int apply_entry(const struct tab_entry *e, double wait_s)
+{
+	struct dev_state d;
+	struct dmx_info info;
+	const char *label = e->name;
+	int rc;
+
+	if (e->wrap) {
+		struct lv_ref lv;
+		struct dm_target_line *ol;
+		size_t on;
+
+		if (wait_s > 0) {
+			char *p = xasprintf("/dev/%s", e->name);
+
+			wait_for(p, wait_s);
+			free(p);
+		}
+		rc = lv_lookup(e->name, &lv);
+		if (rc)
+			return rc;
+		rc = load_ioband(lv.dm, &d, true);
+		if (rc == EX_CONFLICT) {	/* not wrapped yet */
+			struct ioband_table t = { 0 };
+
+			if (dry_run) {
+				rc = build_table(&e->opts, "0:0", lv.dm, NULL, &t);
+				table_free(&t);
+				if (!rc)
+					note("%s: would wrap", label);
+				return rc;
+			}
+			return do_wrap(&lv, &e->opts);
+		}
+		if (rc)
+			return errorf(rc, "%s: cannot read its table", label);
+		dev_state_free(&d);
+		rc = wrapped_state(&lv, &d, &ol, &on);
+		if (rc)
+			return rc;
+		rc = apply_existing(label, &d, e, d.t.device, lines_len(ol, on));
+		dmx_lines_free(ol, on);
+		dev_state_free(&d);
+		return rc;
+	}
+
+	if (wait_s > 0)
+		wait_for(e->device, wait_s);
+	if (dmx_info(e->name, &info))
+		return errorf(EX_FAIL, "%s: %s", label, dmx_why());
+	if (!info.exists)
+		return do_create(e->name, e->device, &e->opts, label);
+	rc = load_ioband(e->name, &d, false);
+	if (rc)
+		return rc;
+	{
+		struct stat sb;
+		uint64_t sectors;
+		char devstr[32];
+
+		rc = block_device(e->device, &sb, &sectors, false);
+		if (!rc) {
+			snprintf(devstr, sizeof(devstr), "%u:%u", major(sb.st_rdev), minor(sb.st_rdev));
+			rc = apply_existing(label, &d, e, devstr, sectors);
+		}
+	}
+	dev_state_free(&d);
+	return rc;
+}
+
+static int cmd_apply(int argc, char **argv)
+{
+	static const struct opt opts[] = {
+		{ "dry-run", 'n', false, O_DRY_RUN }, { "wait", 'W', true, O_WAIT },
+		{ NULL, 0, false, 0 },
+	};
+	struct optstate st;
+	struct tab_entry *ents = NULL;
+	size_t nents = 0, i, j;
+	const char *file = "/etc/iobandtab";
+	char *line = NULL, err[512];
+	size_t cap = 0;
+	double wait_s = 0;
+	int id, rc = EX_OK, lineno = 0;
+	FILE *f;
+
+	opt_begin(&st, argc, argv);
+	while ((id = next_opt(&st, opts)) > 0) {
+		char *end;
+
+		switch (id) {
+		case O_HELP:
+			free(st.pos);
+			return help_exit();
+		case O_DRY_RUN:
+			dry_run = true;
+			break;
+		case O_WAIT:
+			errno = 0;
+			wait_s = strtod(st.arg, &end);
+			if (errno || end == st.arg || *end || !(wait_s >= 0 && wait_s <= 3600)) {
+				free(st.pos);
+				return usage_error("--wait must be 0 to 3600 seconds, not '%s'", st.arg);
+			}
+			break;
+		}
+	}
+	if (id < 0 || st.npos > 1) {
+		free(st.pos);
+		return id < 0 ? EX_USAGE : usage_error("expected at most one FILE");
+	}
+	if (st.npos)
+		file = st.pos[0];
+	free(st.pos);
+	f = strcmp(file, "-") ? fopen(file, "r") : stdin;
+	if (!f)
+		return errorf(errno == ENOENT ? EX_NOTFOUND : EX_FAIL, "%s: %s", file, strerror(errno));
+	/* The whole file first: a syntax error anywhere changes nothing. */
+	while (getline(&line, &cap, f) >= 0) {
+		struct tab_entry e;
+		int r;
+
+		r = tab_parse_line(line, ++lineno, &e, err, sizeof(err));
+		if (r < 0) {
+			rc = errorf(EX_USAGE, "%s: %s", file, err);
+			continue;
+		}
+		if (!r)
+			continue;
+		for (j = 0; j < nents; j++) {
+			if (!strcmp(ents[j].name, e.name)) {
+				rc = errorf(EX_USAGE, "%s: line %d: %s is named on line %d already",
+					    file, lineno, e.name, ents[j].lineno);
+				break;
+			}
+		}
+		ents = xrealloc(ents, (nents + 1) * sizeof(*ents));
+		ents[nents++] = e;
+	}
+	free(line);
+	if (ferror(f))
+		rc = errorf(EX_FAIL, "%s: %s", file, strerror(errno));
+	if (f != stdin)
+		fclose(f);
+	if (rc) {
+		if (rc == EX_USAGE)
+			errorf(EX_USAGE, "%s: nothing applied", file);
+		goto out;
+	}
+	for (i = 0; i < nents; i++) {
+		int r = apply_entry(&ents[i], wait_s);
+
+		if (r == EX_HALFDONE || (r && !rc))
+			rc = r;
+	}
+out:
+	for (i = 0; i < nents; i++)
+		tab_entry_free(&ents[i]);
+	free(ents);
+	return rc;
+}
+
+/* ---- main ---------------------------------------------------------------- */
+
+static int cmd_help(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage_all(stdout);
+		return EX_OK;
+	}
+	if (cmd_help_print(argv[1], stdout)) {
+		cmd_name = "help";
+		return usage_error("no command '%s'", argv[1]);
+	}
+	return EX_OK;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} cmds[] = {
+	{ "create", cmd_create }, { "remove", cmd_remove }, { "list", cmd_list },
+	{ "show", cmd_show }, { "set", cmd_set }, { "attach", cmd_attach },
+	{ "detach", cmd_detach }, { "top", cmd_top }, { "wrap", cmd_wrap },
+	{ "unwrap", cmd_unwrap }, { "apply", cmd_apply }, { "help", cmd_help },
+};
 
 int main(int argc, char **argv)
 {
-	if (argc == 2 && !strcmp(argv[1], "--version")) {
-		printf("ioband-setup %s\n", IOBAND_SETUP_VERSION);
-		return 0;
+	size_t i;
+	int rc;
+
+	while (argc > 1 && argv[1][0] == '-') {
+		if (!strcmp(argv[1], "--version")) {
+			printf("ioband-setup %s\n", VERSION);
+			return EX_OK;
+		}
+		if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+			usage_all(stdout);
+			return EX_OK;
+		}
+		if (!strcmp(argv[1], "-v") || !strcmp(argv[1], "--verbose"))
+			verbose++;
+		else if (!strcmp(argv[1], "-q") || !strcmp(argv[1], "--quiet"))
+			quiet = 1;
+		else {
+			fprintf(stderr, "ioband-setup: unknown option '%s'\n", argv[1]);
+			usage_all(stderr);
+			return EX_USAGE;
+		}
+		argc--;
+		argv++;
 	}
-	if (argc == 2 && !strcmp(argv[1], "--help")) {
-		usage(stdout);
-		return 0;
+	if (argc < 2) {
+		usage_all(stderr);
+		return EX_USAGE;
 	}
-	usage(stderr);
-	return 2;
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		if (!strcmp(argv[1], cmds[i].name)) {
+			cmd_name = cmds[i].name;
+			dmx_init(verbose);
+			rc = cmds[i].fn(argc - 1, argv + 1);
+			dmx_exit();
+			return rc;
+		}
+	}
+	fprintf(stderr, "ioband-setup: unknown command '%s' (ioband-setup --help lists them)\n",
+		argv[1]);
+	return EX_USAGE;
 }

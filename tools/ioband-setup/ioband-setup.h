@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ioband-setup: shared declarations.
+ *
+ * parse.c holds everything that needs neither the kernel nor the system's
+ * databases (table and status lines, GROUP specs, values, /etc/iobandtab);
+ * it is what tests/unit-style checks (make check) exercise.  names.c
+ * resolves names against the running system, dm.c talks to device-mapper
+ * through libdevmapper, ioband-setup.c holds the commands.
+ */
+#ifndef IOBAND_SETUP_H
+#define IOBAND_SETUP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit codes (documented in ioband-setup.8 and --help). */
+enum {
+	EX_OK = 0,
+	EX_FAIL = 1,		/* refused or failed; nothing changed */
+	EX_USAGE = 2,		/* bad command line, value or iobandtab syntax */
+	EX_NOTFOUND = 3,	/* a device, LV, group, user or cgroup named does not exist */
+	EX_CONFLICT = 4,	/* exists already, in use, (not) attached, not ioband... */
+	EX_HALFDONE = 5,	/* failed, and undoing the steps taken failed too */
+};
+
+/* The kernel's limits (include/linux/dm-ioband.h). */
+#define DG_NAME_MAX		31
+#define WEIGHT_MIN		1
+#define WEIGHT_MAX		10000
+#define DEFAULT_WEIGHT		100
+#define IO_LIMIT_MAX		65536
+#define TOKEN_BASE_MAX		1048576
+#define CARRYOVER_MAX		100
+#define MAX_GROUPS		65536
+#define DEFAULT_GROUP		(-1LL)
+#define DM_NAME_MAX		127
+
+enum gtype { GT_NONE, GT_USER, GT_GID, GT_PID, GT_PGRP, GT_CGROUP, GT_NR };
+enum policy { POL_WEIGHT, POL_WEIGHT_IOSIZE, POL_RANGE_BW, POL_NR };
+
+extern const char *const gtype_names[GT_NR];
+extern const char *const policy_names[POL_NR];
+
+int gtype_parse(const char *s);		/* -1 when unknown; "uid" is "user" */
+int policy_parse(const char *s);	/* -1 when unknown */
+
+/* One group's configuration.  The default group has id -1. */
+struct group_conf {
+	int64_t id;
+	uint32_t weight;	/* weight policies */
+	uint32_t min_kbps;	/* range-bw */
+	uint32_t max_kbps;	/* range-bw, 0: no upper limit */
+};
+
+/* The arguments of one ioband target (the table line after <start> <len>). */
+struct ioband_table {
+	char device[64];	/* as written: "major:minor" or a path */
+	char dg[DG_NAME_MAX + 1];
+	uint32_t io_throttle, io_limit, token_base;
+	enum gtype type;
+	enum policy policy;
+	struct group_conf def;
+	size_t ngroups;
+	struct group_conf *groups;	/* in the order written */
+};
+
+void table_free(struct ioband_table *t);
+/* Parse the parameters of an ioband target; 0, or -1 with err filled. */
+int table_parse(const char *params, struct ioband_table *t, char *err, size_t errlen);
+/* Format the parameters; a malloc'ed string. */
+char *table_format(const struct ioband_table *t);
+const struct group_conf *table_find(const struct ioband_table *t, int64_t id);
+/*
+ * What differs between two tables of one device, ignoring the device
+ * below (compared by the caller) and the order of the groups: a
+ * malloc'ed, comma-separated description, or NULL when they are equal.
+ */
+char *table_diff(const struct ioband_table *cur, const struct ioband_table *want);
+
+/* One group's counters from the status line. */
+struct group_stats {
+	int64_t id;
+	uint64_t reads, delayed_reads, read_sectors;
+	uint64_t writes, delayed_writes, write_sectors;
+};
+
+struct ioband_status {
+	char dg[DG_NAME_MAX + 1];
+	size_t ngroups;
+	struct group_stats *groups;	/* the default group first */
+};
+
+void status_free(struct ioband_status *s);
+int status_parse(const char *params, struct ioband_status *s, char *err, size_t errlen);
+const struct group_stats *status_find(const struct ioband_status *s, int64_t id);
+
+/* Strict numbers: plain decimal digits, no sign, no spaces, in range. */
+int parse_u64(const char *s, uint64_t max, uint64_t *out);
+int parse_u32(const char *s, uint32_t max, uint32_t *out);
+/* A bandwidth in KB/s, optionally with a k, m or g suffix (x1, x1024, x1048576). */
+int parse_kbps(const char *s, uint32_t *out);
+
+/* The range of group ids a type accepts (none: none at all). */
+bool gid_in_range(enum gtype type, int64_t id);
+int64_t gid_max(enum gtype type);
+
+bool dg_name_valid(const char *s);
+bool dm_name_valid(const char *s);
+
+/*
+ * "weight=W" or "min=A,max=B" (either part may be left out: min 0, max 0
+ * meaning no upper limit).  Returns 0 and sets *is_range, or -1 with err.
+ */
+int set_value_parse(const char *s, bool *is_range, struct group_conf *g,
+		    char *err, size_t errlen);
+/*
+ * The VALUE of --group SPEC=VALUE and of iobandtab's group=SPEC=VALUE:
+ * a weight for the weight policies, MIN:MAX (KB/s) for range-bw.
+ */
+int group_value_parse(const char *s, enum policy pol, struct group_conf *g,
+		      char *err, size_t errlen);
+/* Split "SPEC=VALUE" at its last '='; returns -1 when there is none. */
+int split_spec_value(const char *s, char **spec, char **value);
+
+/*
+ * GROUP specs.  Resolving needs the system (user and group databases,
+ * the cgroup tree); the lookups are function pointers so that the unit
+ * tests can give fakes.  Each returns 0 and the id, -1 when not found.
+ */
+struct resolver {
+	int (*user_by_name)(const char *name, int64_t *id);
+	int (*group_by_name)(const char *name, int64_t *id);
+	/* path is relative to the cgroup2 root, without a leading '/' ("" is the root) */
+	int (*cgroup_by_path)(const char *path, int64_t *id);
+	const char *cgroup_root;	/* the cgroup2 mount point */
+};
+
+/*
+ * Translate GROUP into a group id for a device of type @type:
+ *   default, -1                 the default group (every type)
+ *   user: a user name or uid    gid: a group name or gid
+ *   pid, pgrp: a number
+ *   cgroup: a path under the cgroup2 mount (/sys/fs/cgroup/web), a path
+ *           relative to its root (web, /web, a/b), or a cgroup id (digits,
+ *           no '/')
+ * Returns 0, or an EX_* code with err filled (EX_USAGE for malformed or
+ * out-of-range specs, EX_NOTFOUND for names that do not exist).
+ */
+int group_spec_resolve(enum gtype type, const char *spec, const struct resolver *r,
+		       int64_t *id, char *err, size_t errlen);
+
+/* The device-mapper name of logical volume VG/LV ('-' doubled in each). */
+int lv_dm_name(const char *vg_lv, char *out, size_t outlen, char *err, size_t errlen);
+
+/*
+ * /etc/iobandtab.  One device a line:
+ *     <name> <device> [<options>]
+ * '#' starts a comment; fields are separated by blanks; \040-style octal
+ * escapes write a blank inside a field.  <device> "wrap" makes <name> a
+ * VG/LV to wrap.  <options>, comma-separated:
+ *     device-group=ID type=T policy=P weight=W io-throttle=N io-limit=N
+ *     token-base=N carryover=N group=SPEC=VALUE (repeatable)
+ * or "-" for none.
+ */
+struct tab_group {
+	char *spec;
+	char *value;
+};
+
+struct setup_opts {
+	const char *dg;		/* NULL: derived from the name */
+	int type;		/* -1: not given */
+	int policy;		/* -1: not given */
+	int64_t io_throttle, io_limit, token_base, carryover;	/* -1: not given */
+	bool has_weight;
+	uint32_t weight;
+	size_t ngroups;
+	struct tab_group *groups;
+};
+
+void setup_opts_init(struct setup_opts *o);
+void setup_opts_free(struct setup_opts *o);
+/* Add "SPEC=VALUE"; -1 with err when malformed. */
+int setup_opts_add_group(struct setup_opts *o, const char *spec_value, char *err, size_t errlen);
+/* Set device-group setting @key ("io-limit"...) from @val; -1 with err. */
+int setup_opts_set(struct setup_opts *o, const char *key, const char *val,
+		   char *err, size_t errlen);
+
+/*
+ * The table for a device from @o: @ids holds the resolved ids of
+ * o->groups, in order; @device is "major:minor"; @default_dg names the
+ * device group when o->dg does not.  Device group settings not given are
+ * taken from @cur (the table in force, or NULL), else the kernel's
+ * defaults, written out (io_limit 128, token_base 256).
+ */
+int opts_to_table(const struct setup_opts *o, const char *device, const char *default_dg,
+		  const struct ioband_table *cur, const int64_t *ids,
+		  struct ioband_table *t, char *err, size_t errlen);
+
+struct tab_entry {
+	int lineno;
+	char *name;
+	char *device;
+	bool wrap;		/* <device> was "wrap": name is VG/LV */
+	char *strings;		/* storage for the option strings */
+	struct setup_opts opts;
+};
+
+void tab_entry_free(struct tab_entry *e);
+/*
+ * Parse one line.  Returns 1 with *e filled, 0 for a blank or comment
+ * line, -1 with err filled.
+ */
+int tab_parse_line(const char *line, int lineno, struct tab_entry *e, char *err, size_t errlen);
+
+/* JSON */
+void json_string(FILE *f, const char *s);
+
+/* Helpers */
+void *xmalloc(size_t n);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* ioband-setup: names against the running system (names.c). */
+#ifndef IOBAND_SETUP_NAMES_H
+#define IOBAND_SETUP_NAMES_H
+
+#include "ioband-setup.h"
+
+/* The cgroup2 mount point, or NULL when cgroup2 is not mounted. */
+const char *cgroup_root(void);
+/* Fill @r with lookups in the system's databases and cgroup tree. */
+void sys_resolver(struct resolver *r);
+/*
+ * A readable name for group @id of a device of type @type: "default",
+ * a user or group name, a process's command, a cgroup path relative to
+ * the cgroup2 root ("/web").  NULL when there is none.  Malloc'ed.
+ * @rewalk: look at the cgroup tree again when the id is not known yet.
+ */
+char *group_display_name(enum gtype type, int64_t id, bool rewalk);
+const char *cgroup_path_of(int64_t id, bool rewalk);
+/* Forget the cgroup tree read so far. */
+void names_refresh(void);
+
+#endif

@@ -1,0 +1,451 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of ioband-setup's pure parts (parse.c): GROUP specs with a
+ * fake user, group and cgroup database, set values, iobandtab lines,
+ * table and status lines, table diffs, LV names.  make check; the last
+ * line reads "N passed, N failed".
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ioband-setup.h"
+
+static int passed, failed;
+
+#define CHECK(cond, ...) do {						\
+	if (cond) {							\
+		passed++;						\
+	} else {							\
+		failed++;						\
+		printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);	\
+		printf(__VA_ARGS__);					\
+		putchar('\n');						\
+	}								\
+} while (0)
+
+/* ---- a fake system ------------------------------------------------------- */
+
+static int fake_user(const char *name, int64_t *id)
+{
+	if (!strcmp(name, "alice")) { *id = 1000; return 0; }
+	if (!strcmp(name, "root")) { *id = 0; return 0; }
+	if (!strcmp(name, "2000")) { *id = 3000; return 0; }	/* a user named like a number */
+	return -1;
+}
+
+static int fake_group(const char *name, int64_t *id)
+{
+	if (!strcmp(name, "staff")) { *id = 50; return 0; }
+	return -1;
+}
+
+static int fake_cgroup(const char *path, int64_t *id)
+{
+	if (!strcmp(path, "")) { *id = 1; return 0; }
+	if (!strcmp(path, "web")) { *id = 4242; return 0; }
+	if (!strcmp(path, "a/b")) { *id = 777; return 0; }
+	if (!strcmp(path, "1234")) { *id = 99; return 0; }
+	return -1;
+}
+
+static const struct resolver fake = {
+	fake_user, fake_group, fake_cgroup, "/sys/fs/cgroup",
+};
+
+static void spec_ok(enum gtype t, const char *spec, int64_t want)
+{
+	char err[256] = "";
+	int64_t id = -42;
+	int rc = group_spec_resolve(t, spec, &fake, &id, err, sizeof(err));
+
+	CHECK(rc == 0 && id == want, "type %s spec '%s': rc %d id %lld (want %lld) err '%s'",
+	      gtype_names[t], spec, rc, (long long)id, (long long)want, err);
+}
+
+static void spec_bad(enum gtype t, const char *spec, int want_rc, const char *want_err)
+{
+	char err[256] = "";
+	int64_t id;
+	int rc = group_spec_resolve(t, spec, &fake, &id, err, sizeof(err));
+
+	CHECK(rc == want_rc && strstr(err, want_err),
+	      "type %s spec '%s': rc %d (want %d) err '%s' (want '%s')", gtype_names[t], spec,
+	      rc, want_rc, err, want_err);
+}
+
+static void test_specs(void)
+{
+	int t;
+
+	for (t = 0; t < GT_NR; t++) {
+		spec_ok(t, "default", -1);
+		spec_ok(t, "-1", -1);
+		spec_bad(t, "", EX_USAGE, "empty");
+	}
+	spec_bad(GT_NONE, "alice", EX_USAGE, "only the default group");
+	spec_bad(GT_NONE, "5", EX_USAGE, "only the default group");
+
+	spec_ok(GT_USER, "alice", 1000);
+	spec_ok(GT_USER, "root", 0);
+	spec_ok(GT_USER, "1001", 1001);
+	spec_ok(GT_USER, "0", 0);
+	spec_ok(GT_USER, "2000", 3000);	/* names first, as chown does */
+	spec_ok(GT_USER, "4294967294", 4294967294LL);
+	spec_bad(GT_USER, "4294967295", EX_USAGE, "out of range");
+	spec_bad(GT_USER, "bob", EX_NOTFOUND, "no user named 'bob'");
+	spec_bad(GT_USER, "-2", EX_NOTFOUND, "no user");
+	spec_ok(GT_GID, "staff", 50);
+	spec_ok(GT_GID, "7", 7);
+	spec_bad(GT_GID, "alice", EX_NOTFOUND, "no group named 'alice'");
+
+	spec_ok(GT_PID, "1", 1);
+	spec_ok(GT_PID, "4194304", 4194304);
+	spec_bad(GT_PID, "0", EX_USAGE, "out of range");
+	spec_bad(GT_PID, "4194305", EX_USAGE, "out of range");
+	spec_bad(GT_PID, "init", EX_USAGE, "not a process id");
+	spec_bad(GT_PGRP, "12x", EX_USAGE, "not a process group id");
+	spec_ok(GT_PGRP, "300", 300);
+
+	spec_ok(GT_CGROUP, "web", 4242);
+	spec_ok(GT_CGROUP, "/web", 4242);
+	spec_ok(GT_CGROUP, "/sys/fs/cgroup/web", 4242);
+	spec_ok(GT_CGROUP, "/sys/fs/cgroup/web/", 4242);
+	spec_ok(GT_CGROUP, "a/b", 777);
+	spec_ok(GT_CGROUP, "/sys/fs/cgroup/a/b", 777);
+	spec_ok(GT_CGROUP, "/sys/fs/cgroup", 1);
+	spec_ok(GT_CGROUP, "4242", 4242);	/* digits: an id */
+	spec_ok(GT_CGROUP, "/1234", 99);	/* a cgroup named 1234 */
+	spec_ok(GT_CGROUP, "9223372036854775807", 9223372036854775807LL);
+	spec_bad(GT_CGROUP, "9223372036854775808", EX_USAGE, "out of range");
+	spec_bad(GT_CGROUP, "0", EX_USAGE, "out of range");
+	spec_bad(GT_CGROUP, "nosuch", EX_NOTFOUND, "no cgroup 'nosuch' (looked for /sys/fs/cgroup/nosuch)");
+	spec_bad(GT_CGROUP, "/sys/fs/cgroupx", EX_NOTFOUND, "no cgroup");
+}
+
+/* ---- values -------------------------------------------------------------- */
+
+static void test_values(void)
+{
+	struct group_conf g;
+	bool range;
+	char err[256];
+
+	CHECK(!set_value_parse("weight=400", &range, &g, err, sizeof(err)) && !range &&
+	      g.weight == 400, "weight=400");
+	CHECK(set_value_parse("weight=0", &range, &g, err, sizeof(err)) &&
+	      strstr(err, "1 to 10000"), "weight=0: %s", err);
+	CHECK(set_value_parse("weight=10001", &range, &g, err, sizeof(err)), "weight=10001");
+	CHECK(set_value_parse("weight=+5", &range, &g, err, sizeof(err)), "weight=+5");
+	CHECK(set_value_parse("weight=", &range, &g, err, sizeof(err)), "weight=");
+	CHECK(set_value_parse("400", &range, &g, err, sizeof(err)) &&
+	      strstr(err, "expected weight=W or min=MIN,max=MAX"), "bare 400: %s", err);
+	CHECK(!set_value_parse("min=100,max=200", &range, &g, err, sizeof(err)) && range &&
+	      g.min_kbps == 100 && g.max_kbps == 200, "min,max");
+	CHECK(!set_value_parse("max=2m,min=1k", &range, &g, err, sizeof(err)) && range &&
+	      g.min_kbps == 1 && g.max_kbps == 2048, "max,min with suffixes");
+	CHECK(!set_value_parse("min=1G", &range, &g, err, sizeof(err)) &&
+	      g.min_kbps == 1048576 && g.max_kbps == 0, "min only");
+	CHECK(!set_value_parse("max=0", &range, &g, err, sizeof(err)) && g.max_kbps == 0, "max=0");
+	CHECK(set_value_parse("min=300,max=200", &range, &g, err, sizeof(err)) &&
+	      strstr(err, "above max"), "min above max: %s", err);
+	CHECK(set_value_parse("min=1,min=2", &range, &g, err, sizeof(err)), "min twice");
+	CHECK(set_value_parse("min=1,weight=2", &range, &g, err, sizeof(err)), "mixed");
+	CHECK(set_value_parse("min=5t", &range, &g, err, sizeof(err)), "bad suffix");
+	CHECK(set_value_parse("min=4096g", &range, &g, err, sizeof(err)), "overflow");
+
+	CHECK(!group_value_parse("100:0", POL_RANGE_BW, &g, err, sizeof(err)) &&
+	      g.min_kbps == 100 && !g.max_kbps, "range value");
+	CHECK(group_value_parse("100", POL_RANGE_BW, &g, err, sizeof(err)) &&
+	      strstr(err, "MIN:MAX"), "range value without colon");
+	CHECK(!group_value_parse("10000", POL_WEIGHT_IOSIZE, &g, err, sizeof(err)) &&
+	      g.weight == 10000, "weight value");
+
+	{
+		char *sp, *v;
+
+		CHECK(!split_spec_value("web=400", &sp, &v) && !strcmp(sp, "web") &&
+		      !strcmp(v, "400"), "split");
+		free(sp);
+		free(v);
+		CHECK(!split_spec_value("a=b=5", &sp, &v) && !strcmp(sp, "a=b") &&
+		      !strcmp(v, "5"), "split at the last '='");
+		free(sp);
+		free(v);
+		CHECK(split_spec_value("web", &sp, &v), "no '='");
+		CHECK(split_spec_value("=5", &sp, &v), "no spec");
+		CHECK(split_spec_value("web=", &sp, &v), "no value");
+	}
+}
+
+/* ---- table and status lines ---------------------------------------------- */
+
+static void test_tables(void)
+{
+	struct ioband_table t, u;
+	struct ioband_status s;
+	char err[256], *f, *d;
+
+	CHECK(!table_parse("8:16 data 0 128 cgroup weight 256 :100 1000:400 7:5", &t, err,
+			   sizeof(err)), "parse: %s", err);
+	CHECK(!strcmp(t.device, "8:16") && !strcmp(t.dg, "data") && t.io_throttle == 0 &&
+	      t.io_limit == 128 && t.type == GT_CGROUP && t.policy == POL_WEIGHT &&
+	      t.token_base == 256 && t.def.weight == 100 && t.ngroups == 2 &&
+	      t.groups[0].id == 1000 && t.groups[0].weight == 400 && t.groups[1].id == 7,
+	      "parsed fields");
+	f = table_format(&t);
+	CHECK(!strcmp(f, "8:16 data 0 128 cgroup weight 256 :100 1000:400 7:5"), "format: %s", f);
+	free(f);
+	CHECK(table_find(&t, 7) && table_find(&t, 7)->weight == 5 && !table_find(&t, 8) &&
+	      table_find(&t, -1) == &t.def, "find");
+
+	CHECK(!table_parse("8:16 data 0 128 uid weight-iosize 0", &u, err, sizeof(err)) &&
+	      u.type == GT_USER && u.def.weight == 100 && !u.ngroups, "no default arg, uid");
+	table_free(&u);
+	CHECK(!table_parse("8:16 d 0 0 gid range-bw 0 :10:20 5:1:0", &u, err, sizeof(err)) &&
+	      u.def.min_kbps == 10 && u.def.max_kbps == 20 && u.groups[0].min_kbps == 1,
+	      "range-bw table: %s", err);
+	f = table_format(&u);
+	CHECK(!strcmp(f, "8:16 d 0 0 gid range-bw 0 :10:20 5:1:0"), "range format: %s", f);
+	free(f);
+	table_free(&u);
+	CHECK(table_parse("8:16 data 0 128 cgroup weight", &u, err, sizeof(err)) &&
+	      strstr(err, "too few"), "short: %s", err);
+	CHECK(table_parse("8:16 data 0 128 bogus weight 0", &u, err, sizeof(err)) &&
+	      strstr(err, "group type"), "type: %s", err);
+	CHECK(table_parse("8:16 data 0 128 user bogus 0", &u, err, sizeof(err)), "policy");
+	CHECK(table_parse("8:16 d/x 0 128 user weight 0", &u, err, sizeof(err)), "dg");
+	CHECK(table_parse("8:16 d 0 128 user weight 0 1:5 1:6", &u, err, sizeof(err)) &&
+	      strstr(err, "duplicate"), "dup: %s", err);
+	CHECK(table_parse("8:16 d 0 128 user weight 0 1:0", &u, err, sizeof(err)), "weight 0");
+	CHECK(table_parse("8:16 d 0 128 user weight 0 -1:5", &u, err, sizeof(err)), "id -1");
+	CHECK(table_parse("8:16 d 0 128 user weight 0 x:5", &u, err, sizeof(err)), "id x");
+
+	/* diffs */
+	CHECK(!table_parse("8:16 data 0 128 cgroup weight 256 :100 7:5 1000:400", &u, err,
+			   sizeof(err)), "parse reordered");
+	d = table_diff(&t, &u);
+	CHECK(!d, "order does not matter: %s", d ? d : "");
+	free(d);
+	table_free(&u);
+	CHECK(!table_parse("8:16 data2 4 64 cgroup weight-iosize 512 :50 1000:300 9:1", &u, err,
+			   sizeof(err)), "parse other");
+	d = table_diff(&t, &u);
+	CHECK(d && !strcmp(d, "device group data -> data2, policy weight -> weight-iosize, "
+			     "io_throttle 0 -> 4, io_limit 128 -> 64, token_base 256 -> 512, "
+			     "default weight 100 -> 50, group 1000 weight 400 -> 300, attach 9, detach 7"),
+	      "diff: %s", d ? d : "(none)");
+	free(d);
+	table_free(&u);
+	table_free(&t);
+
+	CHECK(!status_parse("data -1 3 0 24 0 0 0 1000 10 4 80 3 0 24", &s, err, sizeof(err)),
+	      "status: %s", err);
+	CHECK(!strcmp(s.dg, "data") && s.ngroups == 2 && s.groups[0].id == -1 &&
+	      s.groups[0].reads == 3 && s.groups[0].read_sectors == 24 &&
+	      s.groups[1].id == 1000 && s.groups[1].delayed_reads == 4 &&
+	      s.groups[1].write_sectors == 24, "status fields");
+	CHECK(status_find(&s, 1000) == &s.groups[1] && !status_find(&s, 5), "status find");
+	status_free(&s);
+	CHECK(status_parse("data -1 3 0 24 0 0", &s, err, sizeof(err)), "short status");
+	CHECK(status_parse("data -1 3 0 24 0 0 x", &s, err, sizeof(err)), "bad counter");
+	CHECK(status_parse("data -2 3 0 24 0 0 0", &s, err, sizeof(err)), "bad id");
+}
+
+/* ---- options to tables --------------------------------------------------- */
+
+static void test_opts_to_table(void)
+{
+	struct setup_opts o;
+	struct ioband_table t, cur;
+	char err[256], *f;
+	int64_t ids[4];
+
+	setup_opts_init(&o);
+	CHECK(!setup_opts_set(&o, "type", "cgroup", err, sizeof(err)), "type");
+	CHECK(!setup_opts_add_group(&o, "web=400", err, sizeof(err)), "group");
+	CHECK(!setup_opts_add_group(&o, "a/b=50", err, sizeof(err)), "group 2");
+	ids[0] = 4242;
+	ids[1] = 777;
+	CHECK(!opts_to_table(&o, "250:0", "data", NULL, ids, &t, err, sizeof(err)), "%s", err);
+	f = table_format(&t);
+	CHECK(!strcmp(f, "250:0 data 0 128 cgroup weight 256 :100 4242:400 777:50"), "%s", f);
+	free(f);
+	table_free(&t);
+
+	/* settings not given keep the values in force */
+	CHECK(!table_parse("250:0 data 3 64 cgroup weight-iosize 512 :100", &cur, err,
+			   sizeof(err)), "cur");
+	CHECK(!opts_to_table(&o, "250:0", "data", &cur, ids, &t, err, sizeof(err)), "%s", err);
+	f = table_format(&t);
+	CHECK(!strcmp(f, "250:0 data 3 64 cgroup weight-iosize 512 :100 4242:400 777:50"), "%s", f);
+	free(f);
+	table_free(&t);
+	table_free(&cur);
+
+	CHECK(!setup_opts_set(&o, "device-group", "shared", err, sizeof(err)), "dg");
+	CHECK(!setup_opts_set(&o, "weight", "10", err, sizeof(err)), "weight");
+	CHECK(!setup_opts_set(&o, "io-limit", "16", err, sizeof(err)), "io-limit");
+	CHECK(!setup_opts_set(&o, "io-throttle", "8", err, sizeof(err)), "io-throttle");
+	CHECK(!setup_opts_set(&o, "token-base", "0", err, sizeof(err)), "token-base");
+	CHECK(!opts_to_table(&o, "250:0", "data", NULL, ids, &t, err, sizeof(err)), "%s", err);
+	f = table_format(&t);
+	CHECK(!strcmp(f, "250:0 shared 8 16 cgroup weight 256 :10 4242:400 777:50"), "%s", f);
+	free(f);
+	table_free(&t);
+
+	CHECK(!setup_opts_set(&o, "io-throttle", "17", err, sizeof(err)), "io-throttle 17");
+	CHECK(opts_to_table(&o, "250:0", "data", NULL, ids, &t, err, sizeof(err)) &&
+	      strstr(err, "must not exceed io-limit"), "%s", err);
+	o.io_throttle = -1;
+
+	ids[1] = 4242;
+	CHECK(opts_to_table(&o, "250:0", "data", NULL, ids, &t, err, sizeof(err)) &&
+	      strstr(err, "given twice"), "dup: %s", err);
+	ids[1] = -1;
+	CHECK(opts_to_table(&o, "250:0", "data", NULL, ids, &t, err, sizeof(err)) &&
+	      strstr(err, "default group is given twice"), "dup default: %s", err);
+	o.has_weight = false;
+	CHECK(!opts_to_table(&o, "250:0", "data", NULL, ids, &t, err, sizeof(err)) &&
+	      t.def.weight == 50 && t.ngroups == 1, "default=50 as a group: %s", err);
+	table_free(&t);
+
+	o.dg = NULL;
+	CHECK(opts_to_table(&o, "250:0", "a-very-long-name-of-more-than-31-chars", NULL, ids,
+			    &t, err, sizeof(err)) && strstr(err, "--device-group"), "%s", err);
+	o.type = GT_PID;
+	ids[0] = 0;
+	CHECK(opts_to_table(&o, "250:0", "data", NULL, ids, &t, err, sizeof(err)) &&
+	      strstr(err, "out of range for group type pid"), "%s", err);
+	setup_opts_free(&o);
+
+	setup_opts_init(&o);
+	CHECK(setup_opts_set(&o, "type", "bogus", err, sizeof(err)) &&
+	      strstr(err, "unknown group type"), "%s", err);
+	CHECK(setup_opts_set(&o, "policy", "fast", err, sizeof(err)) &&
+	      strstr(err, "unknown policy"), "%s", err);
+	CHECK(setup_opts_set(&o, "io-limit", "65537", err, sizeof(err)) &&
+	      strstr(err, "io-limit must be a number from 0 to 65536"), "%s", err);
+	CHECK(setup_opts_set(&o, "carryover", "101", err, sizeof(err)), "carryover");
+	CHECK(setup_opts_set(&o, "device-group", "a/b", err, sizeof(err)), "dg");
+	CHECK(setup_opts_set(&o, "colour", "red", err, sizeof(err)) &&
+	      strstr(err, "unknown option 'colour'"), "%s", err);
+	CHECK(!setup_opts_set(&o, "policy", "range-bw", err, sizeof(err)) &&
+	      !setup_opts_set(&o, "weight", "5", err, sizeof(err)), "range-bw");
+	CHECK(opts_to_table(&o, "250:0", "data", NULL, ids, &t, err, sizeof(err)) &&
+	      strstr(err, "holds ranges, not weights"), "%s", err);
+	setup_opts_free(&o);
+}
+
+/* ---- iobandtab ----------------------------------------------------------- */
+
+static void test_tab(void)
+{
+	struct tab_entry e;
+	char err[256];
+
+	CHECK(tab_parse_line("", 1, &e, err, sizeof(err)) == 0, "blank");
+	CHECK(tab_parse_line("   # comment\n", 2, &e, err, sizeof(err)) == 0, "comment");
+	CHECK(tab_parse_line("data /dev/sdb\n", 3, &e, err, sizeof(err)) == 1 &&
+	      !strcmp(e.name, "data") && !strcmp(e.device, "/dev/sdb") && !e.wrap &&
+	      e.opts.type == -1 && !e.opts.ngroups && e.lineno == 3, "minimal");
+	tab_entry_free(&e);
+	CHECK(tab_parse_line("data\t/dev/sdb\t-  # nothing\n", 4, &e, err, sizeof(err)) == 1 &&
+	      !e.opts.ngroups, "dash options");
+	tab_entry_free(&e);
+	CHECK(tab_parse_line("web /dev/disk/by-id/x type=cgroup,policy=weight-iosize,"
+			     "device-group=dg1,weight=50,group=web=400,group=/sys/fs/cgroup/a/b=100,"
+			     "io-limit=64,io-throttle=4,token-base=512,carryover=3", 5, &e, err,
+			     sizeof(err)) == 1, "full: %s", err);
+	CHECK(e.opts.type == GT_CGROUP && e.opts.policy == POL_WEIGHT_IOSIZE &&
+	      !strcmp(e.opts.dg, "dg1") && e.opts.has_weight && e.opts.weight == 50 &&
+	      e.opts.ngroups == 2 && !strcmp(e.opts.groups[0].spec, "web") &&
+	      !strcmp(e.opts.groups[0].value, "400") &&
+	      !strcmp(e.opts.groups[1].spec, "/sys/fs/cgroup/a/b") && e.opts.io_limit == 64 &&
+	      e.opts.io_throttle == 4 && e.opts.token_base == 512 && e.opts.carryover == 3,
+	      "full fields");
+	tab_entry_free(&e);
+	CHECK(tab_parse_line("vg0/home wrap type=user,group=alice=300", 6, &e, err, sizeof(err)) == 1 &&
+	      e.wrap && !strcmp(e.name, "vg0/home"), "wrap: %s", err);
+	tab_entry_free(&e);
+	CHECK(tab_parse_line("x /dev/sdb group=my\\040cg=5", 7, &e, err, sizeof(err)) == 1 &&
+	      !strcmp(e.opts.groups[0].spec, "my cg"), "escape: %s", err);
+	tab_entry_free(&e);
+
+	CHECK(tab_parse_line("data", 8, &e, err, sizeof(err)) < 0 &&
+	      strstr(err, "line 8: expected NAME DEVICE [OPTIONS], found 1 field"), "%s", err);
+	CHECK(tab_parse_line("a b c d", 9, &e, err, sizeof(err)) < 0 &&
+	      strstr(err, "found 4 fields"), "%s", err);
+	CHECK(tab_parse_line("data sdb", 10, &e, err, sizeof(err)) < 0 &&
+	      strstr(err, "absolute path"), "%s", err);
+	CHECK(tab_parse_line("a/b /dev/sdb", 11, &e, err, sizeof(err)) < 0 &&
+	      strstr(err, "not a valid device name"), "%s", err);
+	CHECK(tab_parse_line("home wrap", 12, &e, err, sizeof(err)) < 0 &&
+	      strstr(err, "VG/LV"), "%s", err);
+	CHECK(tab_parse_line("d /dev/sdb type=cgroup,bogus", 13, &e, err, sizeof(err)) < 0 &&
+	      strstr(err, "line 13: option 'bogus' must be KEY=VALUE"), "%s", err);
+	CHECK(tab_parse_line("d /dev/sdb weight=0", 14, &e, err, sizeof(err)) < 0 &&
+	      strstr(err, "line 14: weight must be a number from 1 to 10000"), "%s", err);
+	CHECK(tab_parse_line("d /dev/sdb group=web", 15, &e, err, sizeof(err)) < 0 &&
+	      strstr(err, "SPEC=VALUE"), "%s", err);
+	CHECK(tab_parse_line("d /dev/sdb\\9 -", 16, &e, err, sizeof(err)) < 0 &&
+	      strstr(err, "bad escape"), "%s", err);
+	CHECK(tab_parse_line("d /dev/sdb speed=5", 17, &e, err, sizeof(err)) < 0 &&
+	      strstr(err, "unknown option 'speed'"), "%s", err);
+}
+
+static void test_names(void)
+{
+	char out[128], err[256];
+
+	CHECK(!lv_dm_name("vg0/home", out, sizeof(out), err, sizeof(err)) &&
+	      !strcmp(out, "vg0-home"), "%s", out);
+	CHECK(!lv_dm_name("/dev/my-vg/my-lv", out, sizeof(out), err, sizeof(err)) &&
+	      !strcmp(out, "my--vg-my--lv"), "%s", out);
+	CHECK(lv_dm_name("home", out, sizeof(out), err, sizeof(err)), "no slash");
+	CHECK(lv_dm_name("a/b/c", out, sizeof(out), err, sizeof(err)), "two slashes");
+	CHECK(lv_dm_name("a/b c", out, sizeof(out), err, sizeof(err)), "blank");
+	CHECK(lv_dm_name("a/", out, sizeof(out), err, sizeof(err)), "no lv");
+	CHECK(lv_dm_name("vg/lv", out, 6, err, sizeof(err)) && strstr(err, "too long"), "short buffer");
+
+	CHECK(dg_name_valid("a.b-c_9") && !dg_name_valid("") && !dg_name_valid("a b") &&
+	      !dg_name_valid("0123456789012345678901234567890123"), "dg names");
+	CHECK(dm_name_valid("vg0-home") && !dm_name_valid("a/b") && !dm_name_valid("a b") &&
+	      !dm_name_valid("..") && !dm_name_valid(""), "dm names");
+	CHECK(gtype_parse("uid") == GT_USER && gtype_parse("cgroup") == GT_CGROUP &&
+	      gtype_parse("x") < 0 && policy_parse("range-bw") == POL_RANGE_BW, "parsers");
+	{
+		uint32_t v;
+		uint64_t w;
+
+		CHECK(!parse_u32("65536", 65536, &v) && v == 65536 && parse_u32("65537", 65536, &v) &&
+		      parse_u32("", 5, &v) && parse_u32("1 ", 5, &v) && parse_u32("-1", 5, &v),
+		      "u32");
+		CHECK(!parse_u64("18446744073709551615", UINT64_MAX, &w) &&
+		      parse_u64("18446744073709551616", UINT64_MAX, &w), "u64");
+	}
+}
+
+static void test_json(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	json_string(f, "a\"b\\c\nd\x01/");
+	fclose(f);
+	CHECK(!strcmp(buf, "\"a\\\"b\\\\c\\nd\\u0001/\""), "%s", buf);
+	free(buf);
+}
+
+int main(void)
+{
+	test_specs();
+	test_values();
+	test_tables();
+	test_opts_to_table();
+	test_tab();
+	test_names();
+	test_json();
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
