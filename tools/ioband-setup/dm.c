@@ -181,10 +181,16 @@ const char *dmx_why(void)
 
 static struct dm_task *task(int type, const char *name)
 {
-	struct dm_task *dmt = dm_task_create(type);
+	struct dm_task *dmt;
 
+	lib_err[0] = '\0';
+	kernel_why[0] = '\0';
+	dmt = dm_task_create(type);
 	if (!dmt) {
-		dmx_errno = ENOMEM;
+		/* libdevmapper could not reach the kernel's driver */
+		dmx_errno = ENODEV;
+		snprintf(kernel_why, sizeof(kernel_why), "device-mapper is not available%s%s%s",
+			 lib_err[0] ? " (" : "", lib_err, lib_err[0] ? ")" : "");
 		return NULL;
 	}
 	if (name && !dm_task_set_name(dmt, name)) {

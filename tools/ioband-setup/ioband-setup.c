@@ -2059,6 +2059,8 @@ out:
 
 static int cmd_help(int argc, char **argv)
 {
+	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
+		return help_exit();
 	if (argc < 2) {
 		usage_all(stdout);
 		return EX_OK;

@@ -94,7 +94,7 @@ nb2=$(nullb_create sc1 32)
 mm2=$(cat /sys/block/${nb2#/dev/}/dev)
 expect 0 ioband-setup create d3 "$nb2" -t uid -g alice=300 -g 1001=100 -g root=7 -p weight-iosize
 on_exit "dmsetup remove d3"
-assert_eq "$(dmsetup table d3 | cut -d' ' -f4-)" "$mm2 d3 0 128 user weight-iosize 256 :100 1000:300 1001:100 0:7" "table of d3"
+assert_eq "$(dmsetup table d3 | cut -d' ' -f4-)" "$mm2 d3 0 128 user weight-iosize 256 :100 0:7 1000:300 1001:100" "table of d3 (groups in order of id)"
 expect 0 ioband-setup show d3
 contains "settings:      policy weight-iosize"
 set -- $(echo "$out" | awk '$1 == 1000')
