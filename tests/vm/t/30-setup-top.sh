@@ -1,0 +1,115 @@
+#!/bin/bash
+# ioband-setup top: bad arguments; reports whose per-group counts add up to
+# exactly the I/O done between the first and the last sample, rates that
+# agree with those counts, the text view, SIGINT; and under two competing
+# readers weighted 400:100, the shares top reports follow the weights.
+# timeout: 240
+. /tests/lib.sh
+. /tests/t/setup.inc
+
+nb=$(nullb_create st0 64 100000 4)
+cgw=$(cg_create st-web)
+cgb=$(cg_create st-batch)
+idw=$(stat -c %i "$cgw")
+idb=$(stat -c %i "$cgb")
+expect 0 ioband-setup create t "$nb" -t cgroup -g st-web=400 -g st-batch=100 --io-limit 16
+on_exit "dmsetup remove t"
+dev=/dev/mapper/t
+
+# ---- bad arguments ---------------------------------------------------------------------
+expect 2 ioband-setup top t --count 0
+contains "--count must be a number from 1, not '0'"
+expect 2 ioband-setup top t --interval 0
+contains "--interval must be 0.1 to 3600 seconds, not '0'"
+expect 2 ioband-setup top t -i abc
+contains "--interval must be 0.1 to 3600 seconds, not 'abc'"
+expect 2 ioband-setup top
+contains "expected one NAME"
+expect 2 ioband-setup top t u
+expect 3 ioband-setup top nosuch
+contains "no device-mapper device named 'nosuch'"
+dm_create st-lin "0 8 linear $nb 0" >/dev/null
+expect 4 ioband-setup top st-lin
+contains "'st-lin' is not an ioband device"
+
+# ---- counts: 100 reads by st-web while top runs ------------------------------------------
+# field FIELD of group ID in one JSON report line
+jf() { echo "$1" | grep -o "{\"id\":$2,[^}]*}" | grep -o "\"$3\":[-0-9.a-z\"/]*" | cut -d: -f2; }
+ioband-setup top t --json --count 4 --interval 1 >"$TESTDIR/top.json" 2>&1 &
+top=$!
+sleep 1.2
+cg_run st-web dd if=$dev of=/dev/null bs=4k count=100 iflag=direct status=none || fail "dd in st-web"
+wait $top || fail "top exited $?: $(cat "$TESTDIR/top.json")"
+cat "$TESTDIR/top.json"
+assert_eq "$(wc -l <"$TESTDIR/top.json")" 4 "reports"
+sum_r=0 sum_s=0 other=0
+while read -r line; do
+	r=$(jf "$line" "$idw" reads)
+	s=$(jf "$line" "$idw" read_sectors)
+	iops=$(jf "$line" "$idw" read_iops)
+	bps=$(jf "$line" "$idw" read_bytes_per_s)
+	dt=$(echo "$line" | grep -o '"interval":[0-9.]*' | cut -d: -f2)
+	[ -n "$r" ] && [ -n "$iops" ] && [ -n "$dt" ] || fail "report without st-web's fields: $line"
+	assert_eq "$(jf "$line" "$idw" name)" '"/st-web"' "name in the report"
+	assert_eq "$(jf "$line" "$idw" weight)" 400 "weight in the report"
+	# rates are the counts over the interval
+	awk -v r="$r" -v i="$iops" -v s="$s" -v b="$bps" -v t="$dt" 'BEGIN {
+		exit !(t >= 0.9 && t < 2 && (r / t - i) ^ 2 <= (0.002 * i + 0.06) ^ 2 &&
+		       (s * 512 / t - b) ^ 2 <= (0.002 * b + 1) ^ 2) }' ||
+		fail "rates do not match the counts: reads $r sectors $s iops $iops bytes/s $bps interval $dt"
+	sum_r=$((sum_r + r))
+	sum_s=$((sum_s + s))
+	other=$((other + $(jf "$line" "$idb" reads) + $(jf "$line" -1 reads)))
+done <"$TESTDIR/top.json"
+assert_eq "$sum_r" 100 "st-web's reads over all reports"
+assert_eq "$sum_s" 800 "st-web's read sectors over all reports"
+assert_eq "$other" 0 "reads of the other groups"
+
+# ---- the text view --------------------------------------------------------------------------
+expect 0 ioband-setup top t --count 2 --interval 0.3
+echo "$out"
+assert_eq "$(echo "$out" | grep -c '^t  device group t  type cgroup  policy weight  interval 0.[3-9]s')" 2 "report headers"
+assert_eq "$(echo "$out" | grep -c '^GROUP  *NAME  *WEIGHT  *READ-MiB/s  *WRITE-MiB/s  *READ-IOPS  *WRITE-IOPS  *DELAYED/s  *SHARE$')" 2 "column headers"
+assert_eq "$(echo "$out" | awk '$1 == '"$idw"' { print $2, $3 }' | sort -u)" "/st-web 400" "st-web rows"
+assert_eq "$(echo "$out" | awk '$1 == "default" { print $2, $3 }' | sort -u)" "default 100" "default rows"
+lacks $'\033['
+
+# ---- SIGINT ends it cleanly ------------------------------------------------------------------
+ioband-setup top t --interval 0.5 >"$TESTDIR/int.out" 2>&1 &
+top=$!
+sleep 2
+kill -INT $top
+wait $top
+rc=$?
+assert_eq "$rc" 0 "top's exit status after SIGINT"
+[ "$(grep -c '^GROUP' "$TESTDIR/int.out")" -ge 1 ] || fail "no report before SIGINT: $(cat "$TESTDIR/int.out")"
+
+# ---- two competing readers, weights 400:100 ------------------------------------------------
+for g in st-web st-batch; do
+	cg_run $g fio --name=r --filename=$dev --rw=randread --bs=4k --numjobs=8 \
+		--direct=1 --ioengine=psync --time_based --runtime=12 --group_reporting \
+		>/dev/null 2>&1 &
+done
+sleep 4
+expect 0 ioband-setup top t --json --count 3 --interval 1
+echo "$out"
+wait
+ws=0 bs=0 delayed=0
+while read -r line; do
+	ws=$((ws + $(jf "$line" "$idw" read_sectors)))
+	bs=$((bs + $(jf "$line" "$idb" read_sectors)))
+	delayed=$((delayed + $(jf "$line" "$idw" delayed_reads) + $(jf "$line" "$idb" delayed_reads)))
+	# each share is the group's sectors over all sectors of the interval
+	awk -v a="$(jf "$line" "$idw" share)" -v b="$(jf "$line" "$idb" share)" \
+		-v c="$(jf "$line" -1 share)" -v sa="$(jf "$line" "$idw" read_sectors)" \
+		-v sb="$(jf "$line" "$idb" read_sectors)" 'BEGIN {
+		exit !((a + b + c - 1) ^ 2 < 0.0001 && (a - sa / (sa + sb)) ^ 2 < 0.0001) }' ||
+		fail "shares do not add up: $line"
+done <<<"$out"
+[ $((ws + bs)) -gt 0 ] || fail "no reads seen under load"
+share=$((100 * ws / (ws + bs)))
+log "st-web's share in top: ${share}% (weights 400:100, target 80%), $delayed bios delayed"
+report setup_top_share_400_100 "$share"
+[ "$share" -ge 60 ] && [ "$share" -le 90 ] || fail "st-web got ${share}% in top's reports, want 60 to 90 (80)"
+[ "$delayed" -gt 0 ] || fail "competing readers, but top saw no delayed bios"
+log "top as documented"
