@@ -724,7 +724,7 @@ static int do_create(const char *name, const char *device, const struct setup_op
 	struct dm_target_line line;
 	struct stat sb;
 	uint64_t sectors;
-	char devstr[32], *params = NULL, *below = NULL;
+	char devstr[32], *params = NULL;
 	int rc;
 
 	rc = block_device(device, &sb, &sectors, true);
@@ -734,9 +734,8 @@ static int do_create(const char *name, const char *device, const struct setup_op
 	rc = build_table(o, devstr, name, NULL, &t);
 	if (rc)
 		return rc;
-	below = devt_name(major(sb.st_rdev), minor(sb.st_rdev));
 	if (dry_run) {
-		note("%s: would create over %s (%s)", what, below, devstr);
+		note("%s: would create over %s (%s)", what, device, devstr);
 		goto out;
 	}
 	params = table_format(&t);
@@ -771,10 +770,9 @@ static int do_create(const char *name, const char *device, const struct setup_op
 		}
 	}
 	note("%s: created /dev/mapper/%s over %s (%s), device group %s, type %s, policy %s, %zu group%s attached",
-	     what, name, below, devstr, t.dg, gtype_names[t.type], policy_names[t.policy],
+	     what, name, device, devstr, t.dg, gtype_names[t.type], policy_names[t.policy],
 	     t.ngroups, t.ngroups == 1 ? "" : "s");
 out:
-	free(below);
 	free(params);
 	table_free(&t);
 	return rc;
@@ -1829,12 +1827,11 @@ static int apply_existing(const char *label, struct dev_state *d, const struct t
 	int rc;
 
 	if (strcmp(d->t.device, devstr)) {
-		char *a = devstr_name(d->t.device), *b = devstr_name(devstr);
+		char *a = devstr_name(d->t.device);
 
 		rc = errorf(EX_CONFLICT, "%s: %s exists over %s (%s), the file says %s (%s): remove it first to move it",
-			    label, d->name, a, d->t.device, b, devstr);
+			    label, d->name, a, d->t.device, e->device, devstr);
 		free(a);
-		free(b);
 		return rc;
 	}
 	rc = build_table(&e->opts, devstr, e->wrap ? d->name : e->name, &d->t, &want);

@@ -436,7 +436,10 @@ char *table_diff(const struct ioband_table *cur, const struct ioband_table *want
 		DIFF("io_limit %u -> %u", cur->io_limit, want->io_limit);
 	if (cur->token_base != want->token_base)
 		DIFF("token_base %u -> %u", cur->token_base, want->token_base);
-	if (cur->policy != want->policy || !value_eq(want->policy, &cur->def, &want->def)) {
+	/* weights and ranges are only comparable under the same kind of policy */
+	bool kind = (cur->policy == POL_RANGE_BW) != (want->policy == POL_RANGE_BW);
+
+	if (kind || !value_eq(want->policy, &cur->def, &want->def)) {
 		if (want->policy == POL_RANGE_BW)
 			DIFF("default group %u:%u", want->def.min_kbps, want->def.max_kbps);
 		else
@@ -448,7 +451,7 @@ char *table_diff(const struct ioband_table *cur, const struct ioband_table *want
 
 		if (!c)
 			DIFF("attach %lld", (long long)w->id);
-		else if (cur->policy != want->policy || !value_eq(want->policy, c, w)) {
+		else if (kind || !value_eq(want->policy, c, w)) {
 			if (want->policy == POL_RANGE_BW)
 				DIFF("group %lld %u:%u", (long long)w->id, w->min_kbps, w->max_kbps);
 			else
