@@ -1,0 +1,58 @@
+#!/bin/bash
+# Scenario 4, weight-iosize: two cgroups of equal weight, 8 psync jobs each,
+# one issuing 4 KiB and one 64 KiB random direct reads: the byte shares under
+# policy weight-iosize (goal 50/50), under policy weight for contrast (every
+# bio costs the same), and through dm-linear, swapped as the live table of
+# one dm device under one running load.  Twice: on the null_blk of scenario
+# 1 (100 us, queue depth 4), and on one completing after 1 ms, where under
+# TCG the device rather than the guest's CPU limits the 4 KiB group.
+# timeout: 600
+. /tests/lib.sh
+. /tests/t/bench.inc
+
+WIN=$(bparam window 10)
+DEVS=$(bparam iosize_devs "100us,1ms")
+
+for g in a b; do cg_create "$g" >/dev/null; done
+ia=$(cg_id a) ib=$(cg_id b)
+report iosize.settings "window=${WIN}s,io_throttle=$IOB_THROTTLE,io_limit=$IOB_LIMIT,token_base=$IOB_TOKEN"
+
+for d in ${DEVS//,/ }; do
+	case $d in
+	100us) nb=$(nullb_create "sz$d" "$BENCH_SIZE_MB" 100000 4) ;;
+	1ms) nb=$(nullb_create "sz$d" "$BENCH_SIZE_MB" 1000000 4) ;;
+	*) fail "unknown device $d" ;;
+	esac
+	sz=$(blockdev --getsz "$nb")
+	dev=$(dm_create "sz$d" "0 $sz linear $nb 0")
+	load_start a "$dev" randread 4k 8
+	load_start b "$dev" randread 64k 8
+	for pol in weight-iosize weight linear; do
+		if [ $pol = linear ]; then
+			dm_swap "sz$d" "0 $sz linear $nb 0"
+		else
+			dm_swap "sz$d" "0 $sz ioband $nb sz $IOB_THROTTLE $IOB_LIMIT cgroup $pol $IOB_TOKEN :100 $ia:100 $ib:100"
+		fi
+		window "$WIN" "$dev" a b
+		p=iosize.$d.$pol
+		pct "${W_BYTES[0]}" "$W_TOTAL_BYTES"
+		ba=$REPLY
+		pct "${W_BYTES[1]}" "$W_TOTAL_BYTES"
+		bb=$REPLY
+		report "$p.bytes.a" "${W_BYTES[0]}"
+		report "$p.bytes.b" "${W_BYTES[1]}"
+		report "$p.bshare.a" "$ba"
+		report "$p.bshare.b" "$bb"
+		report "$p.ios.a" "${W_IOS[0]}"
+		report "$p.ios.b" "${W_IOS[1]}"
+		report "$p.secs" "$W_SECS"
+		report "$p.bytes_total" "$W_TOTAL_BYTES"
+		REPLY=
+		if [ $pol != linear ]; then
+			ioband_held "sz$d" "$ia" "$ib"
+			report "$p.held" "${REPLY// //}"
+		fi
+		log "$d $pol: bytes $ba / $bb %, I/Os ${W_IOS[0]} / ${W_IOS[1]} in $W_SECS s${REPLY:+, held ${REPLY// / / } %}"
+	done
+	load_stop a b
+done
