@@ -49,6 +49,26 @@ VM_KERNELS ?= production debug
 vm-modules:
 	@scripts/vm-modules.sh $(VM_KERNELS)
 
+# make install [DESTDIR=...] [PREFIX=/usr/local] [KVER=...]: the modules
+# into /lib/modules/<KVER>/extra (then depmod, unless DESTDIR is set) and
+# tools/ioband-setup: the tool, its man page, systemd unit and bash
+# completion (tools/ioband-setup/Makefile).  make uninstall removes them.
+KVER ?= $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
+IOBAND_KOS := drivers/md/dm-ioband.ko drivers/md/dm-ioband-policy.ko
+.PHONY: install uninstall
+install: all
+	@[ -n "$(KVER)" ] || { echo "install: no kernel release in $(KDIR); give KVER=" >&2; exit 1; }
+	install -d $(DESTDIR)/lib/modules/$(KVER)/extra
+	install -m 644 $(IOBAND_KOS) $(DESTDIR)/lib/modules/$(KVER)/extra/
+	$(if $(DESTDIR),,depmod -a $(KVER))
+	$(MAKE) -C tools/ioband-setup install
+
+uninstall:
+	@[ -n "$(KVER)" ] || { echo "uninstall: no kernel release in $(KDIR); give KVER=" >&2; exit 1; }
+	rm -f $(addprefix $(DESTDIR)/lib/modules/$(KVER)/extra/,$(notdir $(IOBAND_KOS)))
+	$(if $(DESTDIR),,depmod -a $(KVER))
+	$(MAKE) -C tools/ioband-setup uninstall
+
 # Unit tests, debug kernel, modules, then the VM suite on both kernels.
 check:
 	@tests/check

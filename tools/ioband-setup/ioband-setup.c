@@ -34,6 +34,7 @@
 
 static int verbose, quiet;
 static const char *cmd_name = "";
+static char err_ctx[512];	/* "FILE:LINE" while apply works on a line */
 
 /* ---- messages ------------------------------------------------------------ */
 
@@ -43,7 +44,8 @@ static int errorf(int code, const char *fmt, ...)
 	va_list ap;
 
 	fflush(stdout);
-	fprintf(stderr, "ioband-setup: %s%s", cmd_name, *cmd_name ? ": " : "");
+	fprintf(stderr, "ioband-setup: %s%s%s%s", cmd_name, *cmd_name ? ": " : "", err_ctx,
+		*err_ctx ? ": " : "");
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -626,7 +628,7 @@ static int resolve_group(enum gtype type, const char *spec, int64_t *id)
 		return errorf(EX_NOTFOUND, "group '%s': cgroup2 is not mounted", spec);
 	rc = group_spec_resolve(type, spec, &r, id, err, sizeof(err));
 	if (rc)
-		return errorf(rc, "group %s", err);
+		return errorf(rc, "%s", err);
 	return EX_OK;
 }
 
@@ -2040,7 +2042,11 @@ static int cmd_apply(int argc, char **argv)
 		goto out;
 	}
 	for (i = 0; i < nents; i++) {
-		int r = apply_entry(&ents[i], wait_s);
+		int r;
+
+		snprintf(err_ctx, sizeof(err_ctx), "%s:%d", file, ents[i].lineno);
+		r = apply_entry(&ents[i], wait_s);
+		err_ctx[0] = '\0';
 
 		if (r == EX_HALFDONE || (r && !rc))
 			rc = r;

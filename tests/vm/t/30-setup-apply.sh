@@ -124,10 +124,10 @@ sa-d   /dev/nosuch
 EOF
 expect 4 ioband-setup apply "$tab"
 echo "$out"
-contains "sa-a: sa-a exists over /dev/mapper/sa-p1 ($m1), the file says $p2 ($m2): remove it first to move it"
+contains "apply: $tab:1: sa-a: sa-a exists over /dev/mapper/sa-p1 ($m1), the file says $p2 ($m2): remove it first to move it"
 contains "sa-b: reloaded (default weight 200 -> 250)"
-contains "group no user named 'nobody'"
-contains "/dev/nosuch: No such file or directory"
+contains "apply: $tab:3: no user named 'nobody'"
+contains "apply: $tab:4: /dev/nosuch: No such file or directory"
 gone sa-d
 assert_eq "$(dmsetup table sa-b | cut -d' ' -f11)" ":250" "sa-b applied despite the other lines"
 log "apply as documented"

@@ -51,7 +51,7 @@ contains "min must be a bandwidth in KB/s"
 expect 2 ioband-setup set u alice
 contains "expected NAME GROUP and weight=W or min=MIN,max=MAX"
 expect 3 ioband-setup set u bob weight=5
-contains "group no user named 'bob'"
+contains "no user named 'bob'"
 expect 2 ioband-setup set u 4294967295 weight=5
 contains "user id '4294967295' out of range (0 to 4294967294)"
 expect 3 ioband-setup set nosuch alice weight=5
