@@ -1620,6 +1620,16 @@ static int do_wrap(struct lv_ref *lv, const struct setup_opts *o)
 				    lv->vg_lv);
 			goto out;
 		}
+		/*
+		 * The copy opens what the volume's table opens, a second time:
+		 * harmless for plain mappings, not for targets that own their
+		 * data (thin, snapshot, cache, raid...).
+		 */
+		if (strcmp(lines[i].type, "linear") && strcmp(lines[i].type, "striped")) {
+			rc = errorf(EX_CONFLICT, "%s's table uses the %s target; only linear and striped volumes can be wrapped",
+				    lv->vg_lv, lines[i].type);
+			goto out;
+		}
 	}
 	if (!n) {
 		rc = errorf(EX_FAIL, "%s has no table", lv->vg_lv);

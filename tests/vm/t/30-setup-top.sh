@@ -85,14 +85,28 @@ assert_eq "$rc" 0 "top's exit status after SIGINT"
 [ "$(grep -c '^GROUP' "$TESTDIR/int.out")" -ge 1 ] || fail "no report before SIGINT: $(cat "$TESTDIR/int.out")"
 
 # ---- two competing readers, weights 400:100 ------------------------------------------------
+reads_of() { dmsetup status t | awk -v id="$1" '{ for (i = 5; i + 6 <= NF; i += 7) if ($i == id) print $(i + 1) }'; }
+pids=
 for g in st-web st-batch; do
 	cg_run $g fio --name=r --filename=$dev --rw=randread --bs=4k --numjobs=8 \
-		--direct=1 --ioengine=psync --time_based --runtime=12 --group_reporting \
+		--direct=1 --ioengine=psync --time_based --runtime=120 --group_reporting \
 		>/dev/null 2>&1 &
+	pids="$pids $!"
 done
-sleep 4
+on_exit "kill $pids"
+# until both readers are going (slow to start on a debug kernel)
+w0=$(reads_of "$idw") b0=$(reads_of "$idb") i=0
+while :; do
+	sleep 1
+	w1=$(reads_of "$idw") b1=$(reads_of "$idb")
+	[ $((w1 - w0)) -gt 50 ] && [ $((b1 - b0)) -gt 50 ] && break
+	w0=$w1 b0=$b1 i=$((i + 1))
+	[ $i -lt 90 ] || fail "the two readers did not get going"
+done
+sleep 1
 expect 0 ioband-setup top t --json --count 3 --interval 1
 echo "$out"
+kill $pids
 wait
 ws=0 bs=0 delayed=0
 while read -r line; do

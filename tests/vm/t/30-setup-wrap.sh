@@ -70,6 +70,11 @@ contains "sw/data is not wrapped"
 dm_create fakevg-lv "0 8 linear $nb 0" >/dev/null
 expect 4 ioband-setup wrap fakevg/lv
 contains "fakevg/lv (device-mapper device fakevg-lv) is not a logical volume"
+# a volume whose target owns its data: not copied
+dmsetup create fakevg-err --uuid LVM-fakevgerrvolume --table "0 8 error" || fail "fakevg-err"
+expect 4 ioband-setup wrap fakevg/err
+contains "fakevg/err's table uses the error target; only linear and striped volumes can be wrapped"
+dmsetup remove fakevg-err || fail "removing fakevg-err"
 expect 2 ioband-setup wrap sw/data -t user -g root=0
 contains "weight must be a number from 1 to 10000"
 expect 3 ioband-setup wrap sw/data -t user -g nobody=5
