@@ -785,6 +785,19 @@ u32 ioband_bio_cost(const struct ioband_sched *s, u32 sectors, bool has_data)
 EXPORT_SYMBOL_GPL(ioband_bio_cost);
 
 /*
+ * Whether the next event on @s concerning @e reads @now: to expire idle
+ * groups, to start @e's grace, or to fill range-bw buckets.  When not, the
+ * caller may pass 0 and save reading the clock on the fast path.
+ */
+bool ioband_sched_needs_clock(const struct ioband_sched *s,
+			      const struct ioband_entity *e)
+{
+	return s->idle_head || e->parallel ||
+	       s->conf.policy == IOBAND_POLICY_RANGE_BW;
+}
+EXPORT_SYMBOL_GPL(ioband_sched_needs_clock);
+
+/*
  * A bio arrives for @e, which becomes active if it was not.  A group that
  * is not holding bios may not bring more than @carry of credit from the
  * past.

@@ -312,10 +312,9 @@ static void ioband_release_one(struct ioband_dg *dg, struct ioband_group *g)
  * When the scheduler waits for an idle group's grace to run out, the
  * timer asks again then.
  */
-static bool ioband_release_allowed(struct ioband_dg *dg)
+static bool ioband_release_allowed(struct ioband_dg *dg, u64 now)
 {
 	struct ioband_entity *e;
-	u64 now = ktime_get_ns();
 	u64 wake_at;
 
 	lockdep_assert_held(&dg->lock);
@@ -339,7 +338,7 @@ static void ioband_kick(struct ioband_dg *dg)
 	bool ready;
 
 	spin_lock_irqsave(&dg->lock, flags);
-	ready = ioband_release_allowed(dg);
+	ready = ioband_release_allowed(dg, ktime_get_ns());
 	spin_unlock_irqrestore(&dg->lock, flags);
 	if (ready)
 		queue_work(ioband_wq, &dg->submit_work);
@@ -419,7 +418,8 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	spin_lock_irq(&dg->lock);
 	g = ioband_lookup(d, &key);
 	ib->cost = ioband_bio_cost(s, bio_sectors(bio), bio_has_data(bio));
-	now = ktime_get_ns();
+	/* The clock is read only when the scheduler will look at it. */
+	now = ioband_sched_needs_clock(s, &g->ent) ? ktime_get_ns() : 0;
 	ioband_sched_arrive(s, &g->ent, now);
 	held = !d->passthrough && !ioband_sched_admit(s, &g->ent, now);
 	ioband_count(g, bio, held);
@@ -428,7 +428,7 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 		bio_list_add(&g->held, bio);
 		trace_ioband_hold(dg->name, g->id, bio);
 		/* it may be the one the scheduler waits for */
-		ready = ioband_release_allowed(dg);
+		ready = ioband_release_allowed(dg, now);
 	} else {
 		ioband_sched_dispatch(s, &g->ent, ib->cost, false);
 		ib->grp = g;
@@ -447,19 +447,24 @@ static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 {
 	struct ioband_bio *ib = dm_per_bio_data(bio, sizeof(*ib));
 	struct ioband_group *g = ib->grp;
+	struct ioband_sched *s;
 	struct ioband_dg *dg;
 	unsigned long flags;
 	bool ready, drained;
+	u64 now;
 
 	if (!g)
 		return DM_ENDIO_DONE;
 	dg = g->dev->dg;
+	s = &dg->sched;
 	spin_lock_irqsave(&dg->lock, flags);
-	ioband_sched_complete(&dg->sched, &g->ent, ktime_get_ns());
+	now = ioband_sched_needs_clock(s, &g->ent) ? ktime_get_ns() : 0;
+	ioband_sched_complete(s, &g->ent, now);
 	drained = g->detached && !g->ent.nr_inflight;
 	if (drained)
-		ioband_entity_forget(&dg->sched, &g->ent);
-	ready = ioband_release_allowed(dg);
+		ioband_entity_forget(s, &g->ent);
+	/* nothing held: nothing to release, no timer to set */
+	ready = s->heap_len && ioband_release_allowed(dg, now);
 	spin_unlock_irqrestore(&dg->lock, flags);
 	if (ready)
 		queue_work(ioband_wq, &dg->submit_work);

@@ -184,6 +184,8 @@ void ioband_entity_exit(struct ioband_sched *s, struct ioband_entity *e);
 void ioband_entity_forget(struct ioband_sched *s, struct ioband_entity *e);
 
 u32 ioband_bio_cost(const struct ioband_sched *s, u32 sectors, bool has_data);
+bool ioband_sched_needs_clock(const struct ioband_sched *s,
+			      const struct ioband_entity *e);
 void ioband_sched_arrive(struct ioband_sched *s, struct ioband_entity *e,
 			 u64 now);
 bool ioband_sched_admit(struct ioband_sched *s, struct ioband_entity *e,
