@@ -70,6 +70,12 @@ assert_eq "$(tables)" "sa-a: $m1 sa-half 0 16 none weight 256 :300
 sa-b: $m2 sa-half 0 16 none weight 256 :100
 sa-c: $mm2 sa-c 0 128 cgroup weight 128 :50 $idw:400" "tables after the first apply"
 
+# show sees the device group's other device: shares over both
+expect 0 ioband-setup show sa-a
+contains "device group:  sa-half (devices: sa-a, sa-b)"
+set -- $(echo "$out" | awk '$1 == "default"')
+assert_eq "$3 $4" "300 75.0%" "sa-a's share of the device group sa-half"
+
 # ---- again: nothing to do --------------------------------------------------------------------
 before=$(tables)
 expect 0 ioband-setup apply "$tab"
