@@ -189,8 +189,9 @@ static struct dm_task *task(int type, const char *name)
 	if (!dmt) {
 		/* libdevmapper could not reach the kernel's driver */
 		dmx_errno = ENODEV;
-		snprintf(kernel_why, sizeof(kernel_why), "device-mapper is not available%s%s%s",
-			 lib_err[0] ? " (" : "", lib_err, lib_err[0] ? ")" : "");
+		snprintf(kernel_why, sizeof(kernel_why), "device-mapper is not available%s%s%s%s",
+			 lib_err[0] ? " (" : "", lib_err, lib_err[0] ? ")" : "",
+			 geteuid() ? "; ioband-setup must run as root" : "");
 		return NULL;
 	}
 	if (name && !dm_task_set_name(dmt, name)) {

@@ -59,8 +59,10 @@ EOF2
 	cmp -s "$HERE/ioband-setup" "$d$sbin/ioband-setup" && ok || bad "the installed tool differs"
 	expect_eq "$("$d$sbin/ioband-setup" --version)" "ioband-setup 1.0" "the installed tool runs"
 	cmp -s "$HERE/ioband-setup.8" "$d$man/man8/ioband-setup.8" && ok || bad "the man page differs"
-	expect_eq "$(LC_ALL=C.UTF-8 groff -man -Tutf8 -ww -z "$d$man/man8/ioband-setup.8" 2>&1)" "" \
-		"groff warnings in the man page"
+	if command -v groff >/dev/null; then
+		expect_eq "$(LC_ALL=C.UTF-8 groff -man -Tutf8 -ww -z "$d$man/man8/ioband-setup.8" 2>&1)" "" \
+			"groff warnings in the man page"
+	fi
 	cmp -s "$HERE/ioband-setup.bash-completion" "$d$comp/ioband-setup" && ok ||
 		bad "the completion differs"
 	expect_eq "$(bash -c ". '$d$comp/ioband-setup' && complete -p ioband-setup")" \

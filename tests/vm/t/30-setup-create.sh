@@ -112,6 +112,18 @@ assert_eq "$(echo "$out" | head -n1 | tr -s ' ')" "NAME DEVICE DEVICE-GROUP TYPE
 assert_eq "$(echo "$out" | awk '$1 == "d2"' | tr -s ' ')" "d2 $nb shared cgroup weight 2 -" "list row d2"
 assert_eq "$(echo "$out" | awk '$1 == "d3"' | tr -s ' ')" "d3 $nb2 d3 user weight-iosize 3 -" "list row d3"
 [ "$(echo "$out" | wc -l)" = 3 ] || fail "list shows other devices: $out"
+expect 2 ioband-setup list --bogus
+contains "unknown option '--bogus'"
+expect 3 ioband-setup show nosuch
+contains "no device-mapper device named 'nosuch'"
+expect 4 ioband-setup show sc-lin
+contains "'sc-lin' is not an ioband device (its table is linear)"
+expect 2 ioband-setup show
+contains "expected one NAME"
+expect 2 ioband-setup show d2 d3
+expect 2 ioband-setup show d2 -x
+contains "unknown option '-x'"
+expect 3 ioband-setup show /dev/mapper/nosuch
 expect 0 ioband-setup list --json
 contains "{\"name\":\"d2\",\"device\":\"$nb\",\"devt\":\"$mm\",\"device_group\":\"shared\",\"type\":\"cgroup\",\"policy\":\"weight\",\"groups\":2,\"wraps\":null}"
 case $out in \[*\]) ;; *) fail "list --json is not an array: $out" ;; esac

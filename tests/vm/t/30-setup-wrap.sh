@@ -67,6 +67,12 @@ expect 2 ioband-setup wrap
 contains "expected one VG/LV"
 expect 4 ioband-setup unwrap sw/data
 contains "sw/data is not wrapped"
+expect 3 ioband-setup unwrap sw/nosuch
+contains "no active logical volume sw/nosuch"
+expect 2 ioband-setup unwrap
+contains "expected one VG/LV"
+expect 2 ioband-setup unwrap sw/data --type user
+contains "unknown option '--type'"
 dm_create fakevg-lv "0 8 linear $nb 0" >/dev/null
 expect 4 ioband-setup wrap fakevg/lv
 contains "fakevg/lv (device-mapper device fakevg-lv) is not a logical volume"
