@@ -332,6 +332,34 @@ static int help_exit(void)
 	return EX_OK;
 }
 
+/*
+ * The options of a command whose only options are --help and flags such as
+ * --json: EX_OK or EX_USAGE, with *help set when --help was seen.
+ */
+static int flag_opts(struct optstate *st, const struct opt *opts, bool *flag,
+		     bool *help)
+{
+	int id;
+
+	*help = false;
+	while ((id = next_opt(st, opts)) > 0) {
+		if (id == O_HELP) {
+			*help = true;
+			return EX_OK;
+		}
+		if (flag)
+			*flag = true;
+	}
+	return id < 0 ? EX_USAGE : EX_OK;
+}
+
+/* Ends a command after flag_opts(): its help, or its usage error. */
+static int flag_opts_exit(struct optstate *st, int rc, bool help)
+{
+	free(st->pos);
+	return help ? help_exit() : rc;
+}
+
 static const struct opt setup_optv[] = {
 	{ "device-group", 'd', true, O_DG },
 	{ "type", 't', true, O_TYPE },
@@ -828,14 +856,13 @@ static int cmd_remove(int argc, char **argv)
 	struct optstate st;
 	struct dev_state d;
 	char name[DM_NAME_MAX + 1];
-	int rc, id;
+	bool help;
+	int rc;
 
 	opt_begin(&st, argc, argv);
-	while ((id = next_opt(&st, NULL)) > 0)
-		if (id == O_HELP)
-			return help_exit();
-	if (id < 0)
-		return EX_USAGE;
+	rc = flag_opts(&st, NULL, NULL, &help);
+	if (rc || help)
+		return flag_opts_exit(&st, rc, help);
 	if (st.npos != 1)
 		return usage_error("expected one NAME");
 	rc = resolve_name(st.pos[0], name, sizeof(name));
@@ -878,17 +905,14 @@ static int cmd_list(int argc, char **argv)
 	struct dev_state *v;
 	size_t n, i;
 	bool json = false;
-	int id, rc;
+	bool help;
+	int rc;
 
 	opt_begin(&st, argc, argv);
-	while ((id = next_opt(&st, opts)) > 0) {
-		if (id == O_HELP) {
-			free(st.pos);
-			return help_exit();
-		}
-		json = true;
-	}
-	rc = id < 0 ? EX_USAGE : st.npos ? usage_error("takes no arguments") : EX_OK;
+	rc = flag_opts(&st, opts, &json, &help);
+	if (rc || help)
+		return flag_opts_exit(&st, rc, help);
+	rc = st.npos ? usage_error("takes no arguments") : EX_OK;
 	free(st.pos);
 	if (rc)
 		return rc;
@@ -979,20 +1003,13 @@ static int cmd_show(int argc, char **argv)
 	bool json = false;
 	uint64_t wsum;
 	size_t i;
-	int id, rc;
+	bool help;
+	int rc;
 
 	opt_begin(&st, argc, argv);
-	while ((id = next_opt(&st, opts)) > 0) {
-		if (id == O_HELP) {
-			free(st.pos);
-			return help_exit();
-		}
-		json = true;
-	}
-	if (id < 0) {
-		free(st.pos);
-		return EX_USAGE;
-	}
+	rc = flag_opts(&st, opts, &json, &help);
+	if (rc || help)
+		return flag_opts_exit(&st, rc, help);
 	if (st.npos != 1) {
 		free(st.pos);
 		return usage_error("expected one NAME");
@@ -1144,19 +1161,13 @@ static int cmd_set_attach(int argc, char **argv, bool attach)
 	bool is_range = false, attached_now = false, has_value;
 	char msg[128], err[512], *label = NULL;
 	int64_t gid;
-	int rc, id;
+	bool help;
+	int rc;
 
 	opt_begin(&st, argc, argv);
-	while ((id = next_opt(&st, NULL)) > 0) {
-		if (id == O_HELP) {
-			free(st.pos);
-			return help_exit();
-		}
-	}
-	if (id < 0) {
-		free(st.pos);
-		return EX_USAGE;
-	}
+	rc = flag_opts(&st, NULL, NULL, &help);
+	if (rc || help)
+		return flag_opts_exit(&st, rc, help);
 	if (attach ? st.npos < 2 || st.npos > 3 : st.npos != 3) {
 		free(st.pos);
 		return usage_error(attach ? "expected NAME GROUP [weight=W]" :
@@ -1259,18 +1270,16 @@ static int cmd_detach(int argc, char **argv)
 	struct dev_state d;
 	char msg[64], *label;
 	int64_t gid;
-	int rc, id;
+	bool help;
+	int rc;
 
 	opt_begin(&st, argc, argv);
-	while ((id = next_opt(&st, NULL)) > 0) {
-		if (id == O_HELP) {
-			free(st.pos);
-			return help_exit();
-		}
-	}
-	if (id < 0 || st.npos != 2) {
+	rc = flag_opts(&st, NULL, NULL, &help);
+	if (rc || help)
+		return flag_opts_exit(&st, rc, help);
+	if (st.npos != 2) {
 		free(st.pos);
-		return id < 0 ? EX_USAGE : usage_error("expected NAME GROUP");
+		return usage_error("expected NAME GROUP");
 	}
 	rc = device_and_group(st.pos[0], st.pos[1], &d, &gid);
 	if (rc) {
@@ -1808,18 +1817,14 @@ static int cmd_unwrap(int argc, char **argv)
 {
 	struct optstate st;
 	struct lv_ref lv;
-	int rc, id;
+	bool help;
+	int rc;
 
 	opt_begin(&st, argc, argv);
-	while ((id = next_opt(&st, NULL)) > 0) {
-		if (id == O_HELP) {
-			free(st.pos);
-			return help_exit();
-		}
-	}
-	if (id < 0)
-		rc = EX_USAGE;
-	else if (st.npos != 1)
+	rc = flag_opts(&st, NULL, NULL, &help);
+	if (rc || help)
+		return flag_opts_exit(&st, rc, help);
+	if (st.npos != 1)
 		rc = usage_error("expected one VG/LV");
 	else if (!(rc = lv_lookup(st.pos[0], &lv)))
 		rc = do_unwrap(&lv);
