@@ -772,38 +772,13 @@ void ioband_entity_restart(struct ioband_sched *s, struct ioband_entity *e)
 }
 EXPORT_SYMBOL_GPL(ioband_entity_restart);
 
-u32 ioband_bio_cost(const struct ioband_sched *s, u32 sectors, bool has_data)
-{
-	/*
-	 * Discards and write-zeroes carry no data through the bus: they
-	 * cost one token whatever range they name.
-	 */
-	if (s->conf.policy == IOBAND_POLICY_WEIGHT || !has_data)
-		return IOBAND_SECTORS_PER_TOKEN;
-	return sectors ? sectors : 1;
-}
-EXPORT_SYMBOL_GPL(ioband_bio_cost);
-
-/*
- * Whether the next event on @s concerning @e reads @now: to expire idle
- * groups, to start @e's grace, or to fill range-bw buckets.  When not, the
- * caller may pass 0 and save reading the clock on the fast path.
- */
-bool ioband_sched_needs_clock(const struct ioband_sched *s,
-			      const struct ioband_entity *e)
-{
-	return s->idle_head || e->parallel ||
-	       s->conf.policy == IOBAND_POLICY_RANGE_BW;
-}
-EXPORT_SYMBOL_GPL(ioband_sched_needs_clock);
-
 /*
  * A bio arrives for @e, which becomes active if it was not.  A group that
  * is not holding bios may not bring more than @carry of credit from the
  * past.
  */
-void ioband_sched_arrive(struct ioband_sched *s, struct ioband_entity *e,
-			 u64 now)
+static inline void sched_arrive(struct ioband_sched *s,
+				struct ioband_entity *e, u64 now)
 {
 	u64 floor = s->vclock - s->carry;
 
@@ -821,7 +796,6 @@ void ioband_sched_arrive(struct ioband_sched *s, struct ioband_entity *e,
 	if (!e->nr_queued && vt_before(e->vtime, floor))
 		e->vtime = floor;
 }
-EXPORT_SYMBOL_GPL(ioband_sched_arrive);
 
 /* ---- range-bw --------------------------------------------------------------
  *
@@ -950,8 +924,8 @@ static bool may_serve(struct ioband_sched *s, struct ioband_entity *e,
 }
 
 /* May the bio that just arrived for @e go at once? */
-bool ioband_sched_admit(struct ioband_sched *s, struct ioband_entity *e,
-			u64 now)
+static inline bool sched_admit(struct ioband_sched *s,
+			       struct ioband_entity *e, u64 now)
 {
 	u64 wake_at;
 
@@ -970,19 +944,17 @@ bool ioband_sched_admit(struct ioband_sched *s, struct ioband_entity *e,
 	}
 	return may_serve(s, e, &wake_at);
 }
-EXPORT_SYMBOL_GPL(ioband_sched_admit);
 
-void ioband_sched_hold(struct ioband_sched *s, struct ioband_entity *e)
+static inline void sched_hold(struct ioband_sched *s, struct ioband_entity *e)
 {
 	if (!e->nr_queued++)
 		heap_insert(s, e);
 }
-EXPORT_SYMBOL_GPL(ioband_sched_hold);
 
 /*
  * A bio of @e goes down: from its group's queue when @held, else straight
  * from map.  The caller may dispatch held bios past every limit (suspend);
- * the limits only ever decide in ioband_sched_admit() and _next().
+ * the limits only ever decide in ioband_sched_start() and _next().
  */
 void ioband_sched_dispatch(struct ioband_sched *s, struct ioband_entity *e,
 			   u32 cost, bool held)
@@ -1007,10 +979,28 @@ void ioband_sched_dispatch(struct ioband_sched *s, struct ioband_entity *e,
 EXPORT_SYMBOL_GPL(ioband_sched_dispatch);
 
 /*
+ * A bio of @cost arrives for @e: true if it may go down at once (and it
+ * is charged), false if it must wait (and it is queued: the caller keeps
+ * it in @e's list).  @bypass sends it regardless, as while suspending.
+ * The one call the map path makes, so the building blocks inline here.
+ */
+bool ioband_sched_start(struct ioband_sched *s, struct ioband_entity *e,
+			u32 cost, bool bypass, u64 now)
+{
+	sched_arrive(s, e, now);
+	if (!bypass && !sched_admit(s, e, now)) {
+		sched_hold(s, e);
+		return false;
+	}
+	ioband_sched_dispatch(s, e, cost, false);
+	return true;
+}
+EXPORT_SYMBOL_GPL(ioband_sched_start);
+
+/*
  * The group whose oldest held bio should go next, or NULL to wait for a
  * completion or, if *wake_at is not 0, until that time at the latest.
- */
-/*
+ *
  * range-bw: a group below its minimum first, then the group furthest
  * behind among those not capped, under the usual window.  Capped groups
  * are skipped; the earliest of them to be paid up sets *wake_at.  The held
@@ -1075,7 +1065,7 @@ void ioband_sched_move_held(struct ioband_sched *s, struct ioband_entity *from,
 
 	if (!nr)
 		return;
-	ioband_sched_arrive(s, to, now);
+	sched_arrive(s, to, now);
 	heap_remove(s, from);
 	from->nr_queued = 0;
 	maybe_idle(s, from, now);

@@ -187,6 +187,13 @@ struct ioband_device {
 	struct ioband_group def;
 	struct xarray groups;		/* id -> attached ioband_group */
 	u32 nr_groups;
+	/*
+	 * The last lookup's answer, under dg->lock: a stream of bios from
+	 * one submitter finds its group without walking the xarray (and a
+	 * cgroup's ancestors).  Cleared whenever a group comes or goes.
+	 */
+	s64 last_id;
+	struct ioband_group *last_grp;
 };
 
 /* Per-bio data. */
@@ -275,17 +282,25 @@ static struct ioband_group *ioband_lookup(struct ioband_device *d,
 {
 	struct ioband_group *g = NULL;
 	struct cgroup *cgrp;
+	s64 id;
 
 	/* the type changes only while no group is attached */
-	if (key->type != d->type || !d->nr_groups)
+	if (key->type != d->type || !d->nr_groups ||
+	    key->type == IOBAND_TYPE_NONE)
 		return &d->def;
+	/* cgroup ids are 64-bit and never reused, so they can be cached */
+	id = key->type == IOBAND_TYPE_CGROUP ? cgroup_id(key->cgrp) : key->id;
+	if (d->last_grp && d->last_id == id)
+		return d->last_grp;
 	if (key->type == IOBAND_TYPE_CGROUP) {
 		for (cgrp = key->cgrp; cgrp && !g; cgrp = cgroup_parent(cgrp))
 			g = xa_load(&d->groups, cgroup_id(cgrp));
-	} else if (key->type != IOBAND_TYPE_NONE) {
-		g = xa_load(&d->groups, key->id);
+	} else {
+		g = xa_load(&d->groups, id);
 	}
-	return g ? g : &d->def;
+	d->last_id = id;
+	d->last_grp = g ? g : &d->def;
+	return d->last_grp;
 }
 
 /* ---- releasing held bios ------------------------------------------------ */
@@ -420,17 +435,14 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	ib->cost = ioband_bio_cost(s, bio_sectors(bio), bio_has_data(bio));
 	/* The clock is read only when the scheduler will look at it. */
 	now = ioband_sched_needs_clock(s, &g->ent) ? ktime_get_ns() : 0;
-	ioband_sched_arrive(s, &g->ent, now);
-	held = !d->passthrough && !ioband_sched_admit(s, &g->ent, now);
+	held = !ioband_sched_start(s, &g->ent, ib->cost, d->passthrough, now);
 	ioband_count(g, bio, held);
 	if (held) {
-		ioband_sched_hold(s, &g->ent);
 		bio_list_add(&g->held, bio);
 		trace_ioband_hold(dg->name, g->id, bio);
 		/* it may be the one the scheduler waits for */
 		ready = ioband_release_allowed(dg, now);
 	} else {
-		ioband_sched_dispatch(s, &g->ent, ib->cost, false);
 		ib->grp = g;
 	}
 	spin_unlock_irq(&dg->lock);
@@ -617,6 +629,7 @@ static int ioband_attach(struct ioband_device *d,
 		xa_store(&d->groups, confs[i].id, gs[i], GFP_ATOMIC);
 	}
 	d->nr_groups += nr;
+	d->last_grp = NULL;
 	spin_unlock_irq(&dg->lock);
 	dg->nr_entities += nr;
 	kvfree(gs);
@@ -645,6 +658,7 @@ static bool ioband_detach_locked(struct ioband_device *d,
 
 	xa_erase(&d->groups, g->id);
 	d->nr_groups--;
+	d->last_grp = NULL;
 	ioband_sched_move_held(s, &g->ent, &d->def.ent, ktime_get_ns());
 	bio_list_merge(&d->def.held, &g->held);
 	bio_list_init(&g->held);

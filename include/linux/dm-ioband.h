@@ -183,16 +183,36 @@ void ioband_entity_set_range(struct ioband_entity *e, u32 min_kbps,
 void ioband_entity_exit(struct ioband_sched *s, struct ioband_entity *e);
 void ioband_entity_forget(struct ioband_sched *s, struct ioband_entity *e);
 
-u32 ioband_bio_cost(const struct ioband_sched *s, u32 sectors, bool has_data);
-bool ioband_sched_needs_clock(const struct ioband_sched *s,
-			      const struct ioband_entity *e);
-void ioband_sched_arrive(struct ioband_sched *s, struct ioband_entity *e,
-			 u64 now);
-bool ioband_sched_admit(struct ioband_sched *s, struct ioband_entity *e,
-			u64 now);
-void ioband_sched_hold(struct ioband_sched *s, struct ioband_entity *e);
+/*
+ * What a bio costs in tokens: one per bio under weight, its sectors under
+ * weight-iosize and range-bw.  Discards and write-zeroes carry no data
+ * through the bus: they cost one token whatever range they name.  Inline,
+ * like ioband_sched_needs_clock(): both run for every bio.
+ */
+static inline u32 ioband_bio_cost(const struct ioband_sched *s, u32 sectors,
+				  bool has_data)
+{
+	if (s->conf.policy == IOBAND_POLICY_WEIGHT || !has_data)
+		return IOBAND_SECTORS_PER_TOKEN;
+	return sectors ? sectors : 1;
+}
+
+/*
+ * Whether the next event on @s concerning @e reads @now: to expire idle
+ * groups, to start @e's grace, or to fill range-bw buckets.  When not, the
+ * caller may pass 0 and save reading the clock on the fast path.
+ */
+static inline bool ioband_sched_needs_clock(const struct ioband_sched *s,
+					    const struct ioband_entity *e)
+{
+	return s->idle_head || e->parallel ||
+	       s->conf.policy == IOBAND_POLICY_RANGE_BW;
+}
+
 void ioband_sched_dispatch(struct ioband_sched *s, struct ioband_entity *e,
 			   u32 cost, bool held);
+bool ioband_sched_start(struct ioband_sched *s, struct ioband_entity *e,
+			u32 cost, bool bypass, u64 now);
 struct ioband_entity *ioband_sched_next(struct ioband_sched *s, u64 now,
 					u64 *wake_at);
 void ioband_sched_complete(struct ioband_sched *s, struct ioband_entity *e,

@@ -101,13 +101,10 @@ static void map(struct model *m, struct io *io)
 		return;
 	}
 	io->cost = ioband_bio_cost(&m->s, sg->io_kb * 2, true);
-	ioband_sched_arrive(&m->s, e, m->now * 1000);
-	if (ioband_sched_admit(&m->s, e, m->now * 1000)) {
-		ioband_sched_dispatch(&m->s, e, io->cost, false);
+	if (ioband_sched_start(&m->s, e, io->cost, false, m->now * 1000)) {
 		device_submit(m, io);
 		return;
 	}
-	ioband_sched_hold(&m->s, e);
 	io->state = IO_HELD;
 	io->seq = m->seq++;
 	if (m->now >= m->sim->warmup_us)

@@ -212,14 +212,10 @@ static void heap_random(void)
 		int op = rand() % 4;
 
 		if (op == 0 || op == 1) {
-			ioband_sched_arrive(&s, e, step * 1000ULL);
-			if (ioband_sched_admit(&s, e, step * 1000ULL)) {
-				ioband_sched_dispatch(&s, e, 8, false);
+			if (ioband_sched_start(&s, e, 8, false, step * 1000ULL))
 				inflight++;
-			} else {
-				ioband_sched_hold(&s, e);
+			else
 				queued++;
-			}
 		} else if (op == 2 && e->nr_inflight) {
 			ioband_sched_complete(&s, e, step * 1000ULL);
 			inflight--;
@@ -264,14 +260,11 @@ static void move_held(void)
 	ioband_entity_init(&s, &b, 300);
 	CHECK(s.total_weight == 400, "total");
 
-	ioband_sched_arrive(&s, &a, 0);
-	CHECK(ioband_sched_admit(&s, &a, 0), "first admitted");
-	ioband_sched_dispatch(&s, &a, 8, false);
-	ioband_sched_arrive(&s, &a, 0);
-	CHECK(!ioband_sched_admit(&s, &a, 0), "second admitted past io_limit");
-	ioband_sched_hold(&s, &a);
-	ioband_sched_arrive(&s, &a, 0);
-	ioband_sched_hold(&s, &a);
+	CHECK(ioband_sched_start(&s, &a, 8, false, 0), "first admitted");
+	CHECK(!ioband_sched_start(&s, &a, 8, false, 0),
+	      "second admitted past io_limit");
+	CHECK(!ioband_sched_start(&s, &a, 8, false, 0),
+	      "third admitted behind a held one");
 	CHECK(a.nr_queued == 2 && s.heap_len == 1, "held");
 
 	ioband_sched_move_held(&s, &a, &b, 0);
@@ -310,22 +303,14 @@ static void idle_grace(void)
 	ioband_entity_init(&s, &a, 100);
 	ioband_entity_init(&s, &b, 100);
 	/* a sends two bios at once: several submitters */
-	ioband_sched_arrive(&s, &a, 0);
-	ioband_sched_dispatch(&s, &a, 8, false);
-	ioband_sched_arrive(&s, &a, 0);
-	ioband_sched_dispatch(&s, &a, 8, false);
+	ioband_sched_start(&s, &a, 8, true, 0);
+	ioband_sched_start(&s, &a, 8, true, 0);
 	ioband_sched_complete(&s, &a, 10);
 	ioband_sched_complete(&s, &a, 20);
 	CHECK(s.active_weight == 100 && s.idle_head == &a, "a idle, active");
 	/* b runs ahead of a by more than its window and is held */
-	for (;;) {
-		ioband_sched_arrive(&s, &b, 30);
-		if (!ioband_sched_admit(&s, &b, 30))
-			break;
-		ioband_sched_dispatch(&s, &b, 8, false);
+	while (ioband_sched_start(&s, &b, 8, false, 30))
 		ioband_sched_complete(&s, &b, 30);
-	}
-	ioband_sched_hold(&s, &b);
 	CHECK(!ioband_sched_next(&s, 40, &wake_at), "b released during a's grace");
 	CHECK(wake_at == 20 + s.idle_ns, "wake at %llu", (unsigned long long)wake_at);
 	CHECK(ioband_sched_next(&s, wake_at, &wake_at) == &b,
@@ -342,8 +327,7 @@ static void weight_change(void)
 	ioband_dg_conf_init(&conf);
 	ioband_sched_init(&s, &conf, heap, 1);
 	ioband_entity_init(&s, &a, 100);
-	ioband_sched_arrive(&s, &a, 0);
-	ioband_sched_dispatch(&s, &a, 8, false);
+	ioband_sched_start(&s, &a, 8, true, 0);
 	ioband_entity_set_weight(&s, &a, 250);
 	CHECK(s.active_weight == 250 && s.total_weight == 250, "sums");
 	ioband_sched_complete(&s, &a, 0);
