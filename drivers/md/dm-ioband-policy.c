@@ -218,6 +218,7 @@ void ioband_dg_conf_init(struct ioband_dg_conf *conf)
 	conf->io_limit = IOBAND_DEFAULT_IO_LIMIT;
 	conf->token_base = IOBAND_DEFAULT_TOKEN_BASE;
 	conf->carryover = IOBAND_DEFAULT_CARRYOVER;
+	conf->bandwidth = 0;
 }
 EXPORT_SYMBOL_GPL(ioband_dg_conf_init);
 
@@ -285,14 +286,61 @@ static int parse_group_spec(const struct ioband_table *t, const char *arg,
 }
 
 /*
+ * Minimum bandwidths are promises: they may not add up to more than the
+ * device group's bandwidth, when the administrator has stated it.
+ */
+int ioband_check_min_sum(const struct ioband_dg_conf *conf, u64 sum_kbps,
+			 char **error)
+{
+	if (conf->bandwidth && sum_kbps > conf->bandwidth) {
+		*error = "minimum bandwidths add up past the device group's bandwidth";
+		return -EINVAL;
+	}
+	return 0;
+}
+EXPORT_SYMBOL_GPL(ioband_check_min_sum);
+
+#define BANDWIDTH_ARG "bandwidth="
+
+/* The table's optional last argument, "bandwidth=<KB/s>" (not the ancestor's). */
+static int parse_bandwidth_arg(unsigned int *argc, char **argv,
+			       struct ioband_table *t, char **error)
+{
+	const char *arg = argv[*argc - 1];
+
+	if (strncmp(arg, BANDWIDTH_ARG, strlen(BANDWIDTH_ARG)))
+		return 0;
+	if (parse_u32_arg(arg + strlen(BANDWIDTH_ARG), 1, U32_MAX,
+			  &t->dg.bandwidth)) {
+		*error = "bandwidth must be a number of KB/s from 1 to 4294967295";
+		return -EINVAL;
+	}
+	(*argc)--;
+	return 0;
+}
+
+static int check_table_mins(const struct ioband_table *t, char **error)
+{
+	u64 sum = t->def.min_kbps;
+	unsigned int i;
+
+	for (i = 0; i < t->nr_groups; i++)
+		sum += t->groups[i].min_kbps;
+	return ioband_check_min_sum(&t->dg, sum, error);
+}
+
+/*
  * <device_group_id> <io_throttle> <io_limit> <group_type> <policy>
- * <token_base> [:<default>] [<id>:<value>]...
+ * <token_base> [:<default>] [<id>:<value>]... [bandwidth=<KB/s>]
  */
 int ioband_parse_table(unsigned int argc, char **argv, struct ioband_table *t,
 		       char **error)
 {
 	unsigned int i, j;
 
+	ioband_dg_conf_init(&t->dg);
+	if (argc && parse_bandwidth_arg(&argc, argv, t, error))
+		return -EINVAL;
 	if (argc < 6) {
 		*error = "too few arguments";
 		return -EINVAL;
@@ -303,7 +351,6 @@ int ioband_parse_table(unsigned int argc, char **argv, struct ioband_table *t,
 	}
 	if (check_dg_name(argv[0], t->dg_name, error))
 		return -EINVAL;
-	ioband_dg_conf_init(&t->dg);
 	if (parse_setting(argv[2], IOBAND_IO_LIMIT_MAX,
 			  IOBAND_DEFAULT_IO_LIMIT, &t->dg.io_limit)) {
 		*error = "io_limit must be a number from 0 to 65536";
@@ -354,7 +401,7 @@ int ioband_parse_table(unsigned int argc, char **argv, struct ioband_table *t,
 		}
 		t->nr_groups++;
 	}
-	return 0;
+	return check_table_mins(t, error);
 }
 EXPORT_SYMBOL_GPL(ioband_parse_table);
 
@@ -388,6 +435,7 @@ static const struct {
 	{ "carryover", IOBAND_MSG_CARRYOVER, 0, IOBAND_CARRYOVER_MAX },
 	{ "io_throttle", IOBAND_MSG_IO_THROTTLE, 0, IOBAND_IO_LIMIT_MAX },
 	{ "io_limit", IOBAND_MSG_IO_LIMIT, 1, IOBAND_IO_LIMIT_MAX },
+	{ "bandwidth", IOBAND_MSG_BANDWIDTH, 0, U32_MAX },
 };
 
 static int parse_setting_msg(unsigned int argc, char **argv,
@@ -496,6 +544,9 @@ int ioband_dg_conf_update(struct ioband_dg_conf *conf,
 		break;
 	case IOBAND_MSG_IO_LIMIT:
 		c.io_limit = msg->value;
+		break;
+	case IOBAND_MSG_BANDWIDTH:
+		c.bandwidth = msg->value;
 		break;
 	case IOBAND_MSG_POLICY:
 		c.policy = msg->policy;

@@ -883,6 +883,22 @@ static struct ioband_group *ioband_find_group(struct ioband_device *d, s64 id)
 	return xa_load(&d->groups, id);
 }
 
+/* The minimum bandwidths of every group of @dg, in KB/s.  dg->lock held. */
+static u64 ioband_dg_min_sum(struct ioband_dg *dg)
+{
+	struct ioband_device *d;
+	struct ioband_group *g;
+	unsigned long idx;
+	u64 sum = 0;
+
+	list_for_each_entry(d, &dg->devices, dg_node) {
+		sum += d->def.ent.min_kbps;
+		xa_for_each(&d->groups, idx, g)
+			sum += g->ent.min_kbps;
+	}
+	return sum;
+}
+
 /* "weight" and "range-bw": a group's share or its bandwidth range. */
 static int ioband_msg_group(struct ioband_device *d,
 			    const struct ioband_msg *msg, char **error)
@@ -890,20 +906,26 @@ static int ioband_msg_group(struct ioband_device *d,
 	const struct ioband_group_conf *conf = &msg->group;
 	struct ioband_dg *dg = d->dg;
 	struct ioband_group *g;
+	int r = 0;
 
 	spin_lock_irq(&dg->lock);
 	g = ioband_find_group(d, conf->id);
-	if (g && msg->kind == IOBAND_MSG_WEIGHT)
-		ioband_entity_set_weight(&dg->sched, &g->ent, conf->weight);
-	else if (g)
-		ioband_entity_set_range(&g->ent, conf->min_kbps,
-					conf->max_kbps, ktime_get_ns());
-	spin_unlock_irq(&dg->lock);
 	if (!g) {
 		*error = "no such group";
-		return -ENOENT;
+		r = -ENOENT;
+	} else if (msg->kind == IOBAND_MSG_WEIGHT) {
+		ioband_entity_set_weight(&dg->sched, &g->ent, conf->weight);
+	} else {
+		r = ioband_check_min_sum(&dg->sched.conf,
+					 ioband_dg_min_sum(dg) -
+					 g->ent.min_kbps + conf->min_kbps,
+					 error);
+		if (!r)
+			ioband_entity_set_range(&g->ent, conf->min_kbps,
+						conf->max_kbps, ktime_get_ns());
 	}
-	return 0;
+	spin_unlock_irq(&dg->lock);
+	return r;
 }
 
 static int ioband_msg_attach(struct ioband_device *d, s64 id,
@@ -962,13 +984,16 @@ static int ioband_msg_setting(struct ioband_device *d,
 {
 	struct ioband_dg *dg = d->dg;
 	struct ioband_dg_conf conf = dg->sched.conf;
+	int r;
 
 	if (ioband_dg_conf_update(&conf, msg, error))
 		return -EINVAL;
 	spin_lock_irq(&dg->lock);
-	ioband_dg_set_conf(dg, &conf);
+	r = ioband_check_min_sum(&conf, ioband_dg_min_sum(dg), error);
+	if (!r)
+		ioband_dg_set_conf(dg, &conf);
 	spin_unlock_irq(&dg->lock);
-	return 0;
+	return r;
 }
 
 static int ioband_apply_msg(struct ioband_device *d,
@@ -1068,6 +1093,10 @@ static void ioband_emit_table(struct ioband_device *d, char *result,
 	ioband_emit_group_conf(c->policy, &d->def, result, maxlen, sz_out);
 	xa_for_each(&d->groups, idx, g)
 		ioband_emit_group_conf(c->policy, g, result, maxlen, sz_out);
+	sz = *sz_out;
+	if (c->bandwidth)
+		DMEMIT(" bandwidth=%u", c->bandwidth);
+	*sz_out = sz;
 }
 
 static void ioband_status(struct dm_target *ti, status_type_t type,

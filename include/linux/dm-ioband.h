@@ -74,6 +74,7 @@ struct ioband_dg_conf {
 	u32 io_limit;
 	u32 token_base;
 	u32 carryover;
+	u32 bandwidth;		/* KB/s the device serves, 0: not stated */
 };
 
 /*
@@ -96,6 +97,7 @@ enum ioband_msg_kind {
 	IOBAND_MSG_CARRYOVER,
 	IOBAND_MSG_IO_THROTTLE,
 	IOBAND_MSG_IO_LIMIT,
+	IOBAND_MSG_BANDWIDTH,
 	IOBAND_MSG_TYPE,
 	IOBAND_MSG_POLICY,
 	IOBAND_MSG_ATTACH,
@@ -106,7 +108,7 @@ enum ioband_msg_kind {
 struct ioband_msg {
 	enum ioband_msg_kind kind;
 	struct ioband_group_conf group;	/* weight, range-bw, attach, detach */
-	u32 value;			/* token, carryover, io_throttle, io_limit */
+	u32 value;	/* token, carryover, io_throttle, io_limit, bandwidth */
 	enum ioband_group_type type;
 	enum ioband_policy policy;
 };
@@ -122,6 +124,8 @@ int ioband_check_group_id(enum ioband_group_type type, s64 id,
 			  char **error);
 int ioband_dg_conf_update(struct ioband_dg_conf *conf,
 			  const struct ioband_msg *msg, char **error);
+int ioband_check_min_sum(const struct ioband_dg_conf *conf, u64 sum_kbps,
+			 char **error);
 
 /*
  * Scheduling.  A group's entity tracks the virtual time it has consumed;

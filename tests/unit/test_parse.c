@@ -94,6 +94,13 @@ static void table_range_bw(void)
 	CHECK(t.groups[0].min_kbps == 1000 && t.groups[0].max_kbps == 5000,
 	      "g0");
 	CHECK(t.groups[1].max_kbps == 800, "g1");
+	CHECK(t.dg.bandwidth == 0, "no bandwidth stated");
+	CHECK(!table("dg 0 0 gid range-bw 0 :0:0 1:600:0 2:400:0 bandwidth=1000",
+		     &t, &err), "%s", err);
+	CHECK(t.dg.bandwidth == 1000 && t.nr_groups == 2, "bandwidth=1000");
+	CHECK(!table("dg 0 0 none weight 0 bandwidth=5", &t, &err), "%s", err);
+	CHECK(t.dg.bandwidth == 5 && t.def.weight == IOBAND_DEFAULT_WEIGHT,
+	      "bandwidth without groups");
 }
 
 static const struct {
@@ -131,6 +138,12 @@ static const struct {
 	{ "dg 0 0 gid range-bw 0 :5", "range" },
 	{ "dg 0 0 gid range-bw 0 :500:100", "above" },
 	{ "dg 0 0 gid range-bw 0 1:1:2:3", "range" },
+	{ "dg 0 0 gid range-bw 0 :1:0 1:600:0 2:400:0 bandwidth=1000", "add up" },
+	{ "dg 0 0 gid range-bw 0 :0:0 bandwidth=0", "bandwidth" },
+	{ "dg 0 0 gid range-bw 0 :0:0 bandwidth=", "bandwidth" },
+	{ "dg 0 0 gid range-bw 0 :0:0 bandwidth=4294967296", "bandwidth" },
+	{ "dg 0 0 gid range-bw 0 bandwidth=9 :0:0", "<id>:<value>" },
+	{ "dg 0 0 none weight bandwidth=9", "too few" },
 	{ "0123456789012345678901234567890123 0 0 none weight 0", "31" },
 	{ "d/g 0 0 none weight 0", "letters" },
 	{ "d\xc3\xa9g 0 0 none weight 0", "letters" },
@@ -178,6 +191,8 @@ static void messages_good(void)
 	CHECK(!message("io_throttle 8", &m, &err) && m.value == 8, "thr");
 	CHECK(!message("io_throttle 0", &m, &err) && m.value == 0, "thr 0");
 	CHECK(!message("io_limit 64", &m, &err) && m.value == 64, "lim");
+	CHECK(!message("bandwidth 4294967295", &m, &err) &&
+	      m.kind == IOBAND_MSG_BANDWIDTH && m.value == 4294967295U, "bw");
 	CHECK(!message("type pgrp", &m, &err) && m.type == IOBAND_TYPE_PGRP,
 	      "type");
 	CHECK(!message("policy weight-iosize", &m, &err) &&
@@ -195,7 +210,7 @@ static const char *const bad_messages[] = {
 	"weight 1:2 3", "weight :5", "weight 1:", "weight -2:5", "weight 1:2:3",
 	"range-bw 5:300:200", "range-bw", "range-bw 1:2:x",
 	"token", "token 0", "token 1048577", "token -1", "token 1 2",
-	"carryover 101", "io_throttle 65537", "io_limit 65537", "io_limit 1x",
+	"carryover 101", "bandwidth", "bandwidth -1", "bandwidth 4294967296", "io_throttle 65537", "io_limit 65537", "io_limit 1x",
 	"type", "type bogus", "type user gid", "policy", "policy x",
 	"attach", "attach -1", "attach x", "attach 1 2", "detach",
 	"detach 18446744073709551616", "reset now",

@@ -65,6 +65,7 @@ struct ioband_table {
 	struct group_conf def;
 	size_t ngroups;
 	struct group_conf *groups;	/* in the order written */
+	uint32_t bandwidth;	/* KB/s, "bandwidth=" last; 0: not stated */
 };
 
 void table_free(struct ioband_table *t);

@@ -282,6 +282,15 @@ int table_parse(const char *params, struct ioband_table *t, char *err, size_t er
 	int r = -1, x;
 
 	memset(t, 0, sizeof(*t));
+	/* the device group's stated bandwidth, an optional last argument */
+	if (argc && !strncmp(argv[argc - 1], "bandwidth=", 10)) {
+		if (parse_u32(argv[argc - 1] + 10, UINT32_MAX, &t->bandwidth) ||
+		    !t->bandwidth) {
+			ERR("bad bandwidth in ioband table '%s'", params);
+			goto out;
+		}
+		argc--;
+	}
 	if (argc < 7) {
 		ERR("too few arguments (%zu) in ioband table '%s'", argc, params);
 		goto out;
@@ -393,6 +402,8 @@ char *table_format(const struct ioband_table *t)
 		append(&buf, &len, &cap, " %lld:", (long long)t->groups[i].id);
 		append_value(&buf, &len, &cap, t->policy, &t->groups[i]);
 	}
+	if (t->bandwidth)
+		append(&buf, &len, &cap, " bandwidth=%u", t->bandwidth);
 	return buf;
 }
 

@@ -208,6 +208,16 @@ static void test_tables(void)
 	CHECK(!strcmp(f, "8:16 d 0 0 gid range-bw 0 :10:20 5:1:0"), "range format: %s", f);
 	free(f);
 	table_free(&u);
+	CHECK(!table_parse("8:16 d 0 0 gid range-bw 0 :10:20 5:1:0 bandwidth=900", &u, err,
+			   sizeof(err)) && u.bandwidth == 900 && u.ngroups == 1,
+	      "bandwidth=: %s", err);
+	f = table_format(&u);
+	CHECK(!strcmp(f, "8:16 d 0 0 gid range-bw 0 :10:20 5:1:0 bandwidth=900"),
+	      "bandwidth format: %s", f);
+	free(f);
+	table_free(&u);
+	CHECK(table_parse("8:16 d 0 0 gid range-bw 0 bandwidth=0", &u, err, sizeof(err)) &&
+	      strstr(err, "bandwidth"), "bandwidth=0: %s", err);
 	CHECK(table_parse("8:16 data 0 128 cgroup weight", &u, err, sizeof(err)) &&
 	      strstr(err, "too few"), "short: %s", err);
 	CHECK(table_parse("8:16 data 0 128 bogus weight 0", &u, err, sizeof(err)) &&
