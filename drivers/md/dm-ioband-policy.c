@@ -940,6 +940,28 @@ static void range_charge(struct ioband_entity *e, u32 cost)
 	}
 }
 
+/*
+ * Whether a held group that may send goes before @e: one below its
+ * minimum, or one further behind.  Capped groups are in the heap too, so
+ * it is scanned, as in range_next().
+ */
+static bool range_held_before(struct ioband_sched *s,
+			      const struct ioband_entity *e, u64 now)
+{
+	u32 i;
+
+	for (i = 0; i < s->heap_len; i++) {
+		struct ioband_entity *g = s->heap[i];
+
+		range_refill(g, now);
+		if (range_capped(g))
+			continue;
+		if (range_below_min(g) || vt_before(g->vtime, e->vtime))
+			return true;
+	}
+	return false;
+}
+
 static void earliest(u64 *wake_at, u64 t)
 {
 	if (t && (!*wake_at || vt_before(t, *wake_at)))
@@ -989,6 +1011,8 @@ static inline bool sched_admit(struct ioband_sched *s,
 			return false;
 		if (range_below_min(e))
 			return s->nr_inflight < s->conf.io_limit;
+		if (range_held_before(s, e, now))
+			return false;
 	} else if (s->heap_len && vt_before(s->heap[0]->vtime, e->vtime)) {
 		/* a group behind every held one may go first */
 		return false;
@@ -1010,10 +1034,21 @@ static inline void sched_hold(struct ioband_sched *s, struct ioband_entity *e)
 void ioband_sched_dispatch(struct ioband_sched *s, struct ioband_entity *e,
 			   u32 cost, bool held)
 {
+	/*
+	 * Service under a range-bw minimum is owed, not a share of what is
+	 * left: it moves neither the group's virtual time nor the clock, so
+	 * it is not held against the group once it has met its minimum.
+	 */
+	bool owed = s->conf.policy == IOBAND_POLICY_RANGE_BW &&
+		    range_below_min(e);
+
 	if (held && !--e->nr_queued)
 		heap_remove(s, e);
-	e->vtime += cost * e->inv_weight;
-	s->vclock += div64_u64((u64)cost * IOBAND_VSCALE, s->active_weight);
+	if (!owed) {
+		e->vtime += cost * e->inv_weight;
+		s->vclock += div64_u64((u64)cost * IOBAND_VSCALE,
+				       s->active_weight);
+	}
 	/*
 	 * A group running alone sets the clock: when others join, it has
 	 * its whole window ahead of it, not whatever lead it had left.

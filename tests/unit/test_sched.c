@@ -401,8 +401,78 @@ static void range_light_not_delayed(void)
 	      kbps(&sim, 1));
 }
 
+/*
+ * Serves two always-busy groups of a scheduler whose io_limit is 1 for
+ * @steps bios, 10 us apart from *now; returns how many of them were @a's.
+ */
+static u32 serve_busy_pair(struct ioband_sched *s, struct ioband_entity *a,
+			   struct ioband_entity *b, u64 *now, u32 steps)
+{
+	struct ioband_entity *g[2] = { a, b }, *busy = NULL, *e;
+	u32 served = 0, nr_a = 0, i;
+	u64 wake_at;
+
+	while (served < steps) {
+		*now += 10000;
+		if (busy)
+			ioband_sched_complete(s, busy, *now);
+		busy = NULL;
+		/* each group always has a bio waiting, or just admitted */
+		for (i = 0; i < 2; i++) {
+			if (g[i]->nr_queued)
+				continue;
+			if (ioband_sched_start(s, g[i], 8, false, *now)) {
+				busy = g[i];
+				served++;
+				nr_a += g[i] == a;
+			}
+		}
+		if (busy)
+			continue;
+		e = ioband_sched_next(s, *now, &wake_at);
+		if (!e)
+			continue;
+		ioband_sched_dispatch(s, e, 8, true);
+		busy = e;
+		served++;
+		nr_a += e == a;
+	}
+	if (busy)
+		ioband_sched_complete(s, busy, *now);
+	return nr_a;
+}
+
+/*
+ * range-bw: what a group got through its minimum is not a debt against
+ * its share of the leftover afterwards.
+ */
+static void range_min_leaves_no_debt(void)
+{
+	struct ioband_entity a, b, *heap[2];
+	struct ioband_dg_conf conf;
+	struct ioband_sched s;
+	u64 now = 0;
+	u32 nr_a;
+
+	ioband_dg_conf_init(&conf);
+	conf.policy = IOBAND_POLICY_RANGE_BW;
+	conf.io_limit = 1;
+	ioband_sched_init(&s, &conf, heap, 2);
+	ioband_entity_init(&s, &a, 100);
+	ioband_entity_init(&s, &b, 100);
+	/* 4 KiB every 10 us is 400 MB/s: a's minimum covers all of it */
+	ioband_entity_set_range(&a, 1000000, 0, now);
+	nr_a = serve_busy_pair(&s, &a, &b, &now, 2000);
+	CHECK(nr_a > 1900, "a below its minimum went %u times of 2000", nr_a);
+	ioband_entity_set_range(&a, 0, 0, now);
+	nr_a = serve_busy_pair(&s, &a, &b, &now, 200);
+	CHECK(nr_a >= 90 && nr_a <= 110,
+	      "without its minimum a went %u times of 200, not about half", nr_a);
+}
+
 void sched_tests(void)
 {
+	RUN(range_min_leaves_no_debt);
 	RUN(range_caps);
 	RUN(range_min);
 	RUN(range_light_not_delayed);
