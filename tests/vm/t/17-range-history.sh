@@ -7,8 +7,8 @@
 . /tests/lib.sh
 . /tests/t/range.inc
 
-# The slow device of 17-range-min: ~200 IOPS, depth 2, io_limit 2.
-nb=$(nullb_create rhist0 1024 10000000 2)
+# The slow device of 17-range-min (range.inc), depth 2, io_limit 2.
+nb=$(nullb_create rhist0 1024 "$RNG_NSEC" 2)
 RNG_DISK=$(basename "$nb")
 sz=$(blockdev --getsz "$nb")
 dev=$(dm_create rhist "0 $sz ioband $nb rhistdg 0 2 cgroup range-bw 0 :0:0")
@@ -21,7 +21,7 @@ done
 
 rng_measure hist_nomin rhist-a rhist-b
 CAP=$TOT
-[ "$CAP" -ge 200 ] || fail "the device served only $CAP KB/s"
+[ "$CAP" -ge "$RNG_MIN_KBS" ] || fail "the device served only $CAP KB/s"
 
 # a gets 80 % through its minimum for 12 s, b the rest ...
 MA=$((CAP * 80 / 100))
