@@ -2,7 +2,8 @@
 # range-bw and seed 002: a light (think-time) workload whose demand stays
 # below its cap is never held by ioband, alone or next to a group that runs
 # into its own cap; and that capped group resumes promptly after each wait
-# (no completion gap near a second).
+# (at most two gaps of 250 ms or more between completions in 6 s, where a
+# once-a-second refill would leave five or six near 1000 ms).
 # timeout: 180
 . /tests/lib.sh
 
@@ -63,11 +64,13 @@ lr=$1 lh=$2
 set -- $(held "$H")
 hr=$1 hh=$2
 hbw=$(field "$th" 7)
-# fio logs each completion's time in ms since the job began.
-gap=$(awk -F, 'NR > 1 && $1 - p > g { g = $1 - p } { p = $1 } END { print g + 0 }' \
-	"$TESTDIR"/h_clat*.log)
+# fio logs each completion's time in ms since the job began: the longest
+# gap between two, and how many gaps exceed 250 ms.
+set -- $(awk -F, 'NR > 1 { d = $1 - p; if (d > g) g = d; if (d > 250) n++ }
+	{ p = $1 } END { print g + 0, n + 0 }' "$TESTDIR"/h_clat*.log)
+gap=$1 long=$2
 log "L next to H: $lr reads, $lh held; $(field "$t" 8) IOPS, p50 $(pctl "$t" 50.000000) us, p99 $(pctl "$t" 99.000000) us"
-log "H capped at 400: $hbw KiB/s, $hr reads, $hh held, clat max $(field "$th" 15) us, longest gap between completions $gap ms"
+log "H capped at 400: $hbw KiB/s, $hr reads, $hh held, clat max $(field "$th" 15) us, longest gap between completions $gap ms, $long gaps over 250 ms"
 report range_light_beside_capped_p99_us "$(pctl "$t" 99.000000)"
 report range_capped_400_kbps "$hbw"
 report range_capped_gap_ms "$gap"
@@ -79,6 +82,7 @@ report range_capped_gap_ms "$gap"
 [ "$hh" -gt $((hr / 10)) ] || fail "H, capped, had only $hh of $hr reads held"
 [ "${hbw:-0}" -le 420 ] || fail "H capped at 400 KB/s read $hbw KiB/s"
 [ "${hbw:-0}" -ge 320 ] || fail "H capped at 400 KB/s read only $hbw KiB/s"
-# A 4 KiB read costs 10 ms of a 400 KB/s cap: a wait of half a second is
-# fifty times that, and a once-a-second refill would show a gap near 1000.
-[ "$gap" -lt 500 ] || fail "H's longest gap between completions is $gap ms"
+# A 4 KiB read costs 10 ms of a 400 KB/s cap.  A budget refilled once a
+# second would leave a gap near 1000 ms every second (5 or 6 here); a host
+# that stops the guest for half a second now and then leaves one or two.
+[ "$long" -le 2 ] || fail "H had $long gaps over 250 ms between completions (longest $gap ms)"
