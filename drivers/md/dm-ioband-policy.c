@@ -940,28 +940,6 @@ static void range_charge(struct ioband_entity *e, u32 cost)
 	}
 }
 
-/*
- * Whether a held group that may send goes before @e: one below its
- * minimum, or one further behind.  Capped groups are in the heap too, so
- * it is scanned, as in range_next().
- */
-static bool range_held_before(struct ioband_sched *s,
-			      const struct ioband_entity *e, u64 now)
-{
-	u32 i;
-
-	for (i = 0; i < s->heap_len; i++) {
-		struct ioband_entity *g = s->heap[i];
-
-		range_refill(g, now);
-		if (range_capped(g))
-			continue;
-		if (range_below_min(g) || vt_before(g->vtime, e->vtime))
-			return true;
-	}
-	return false;
-}
-
 static void earliest(u64 *wake_at, u64 t)
 {
 	if (t && (!*wake_at || vt_before(t, *wake_at)))
@@ -1011,8 +989,6 @@ static inline bool sched_admit(struct ioband_sched *s,
 			return false;
 		if (range_below_min(e))
 			return s->nr_inflight < s->conf.io_limit;
-		if (range_held_before(s, e, now))
-			return false;
 	} else if (s->heap_len && vt_before(s->heap[0]->vtime, e->vtime)) {
 		/* a group behind every held one may go first */
 		return false;

@@ -417,14 +417,19 @@ static u32 serve_busy_pair(struct ioband_sched *s, struct ioband_entity *a,
 		if (busy)
 			ioband_sched_complete(s, busy, *now);
 		busy = NULL;
-		/* each group always has a bio waiting, or just admitted */
+		/*
+		 * Each group always has a bio waiting, or just admitted; they
+		 * take turns at arriving first.
+		 */
 		for (i = 0; i < 2; i++) {
-			if (g[i]->nr_queued)
+			struct ioband_entity *n = g[(i + served) % 2];
+
+			if (n->nr_queued)
 				continue;
-			if (ioband_sched_start(s, g[i], 8, false, *now)) {
-				busy = g[i];
+			if (ioband_sched_start(s, n, 8, false, *now)) {
+				busy = n;
 				served++;
-				nr_a += g[i] == a;
+				nr_a += n == a;
 			}
 		}
 		if (busy)
