@@ -82,7 +82,11 @@
  * minimum and maximum rates.  A group whose cap bucket is empty is held
  * whatever the device is doing, and an hrtimer fires when its debt is
  * paid; a group whose minimum bucket has tokens goes before all others.
- * The rest is shared by weight through the virtual clock as above.
+ * The rest is shared by weight through the virtual clock as above.  What
+ * a group is sent under its minimum is owed to it, not part of its share,
+ * so it moves no virtual time: had it counted, a group that ran on its
+ * minimum would find itself far ahead of the others, and starved, once
+ * the minimum was met or removed.
  *
  * 7. A bio's life
  *
