@@ -11,7 +11,8 @@
 #   cost:     a null_blk without completion delay, so the guest's one CPU
 #             is the bottleneck and, under -icount, 10^9 / IOPS is the
 #             guest instructions per I/O (whole stack); dm-linear before
-#             and after the ioband runs for reference.
+#             and after the ioband runs for reference, and 1 group once
+#             more at the end.
 #   accuracy: a null_blk completing after 1 ms, queue depth 4, so the
 #             device is the bottleneck: each busy group's I/Os over a
 #             window, against its weight's share.
@@ -20,7 +21,9 @@
 #             under its load, and how long the table swap took.
 #
 # Keys: mg.settings, mg.cost.linear.K.iops, mg.cost.N.iops,
-# mg.acc.N.ios (comma list, busy group order), mg.acc.N.secs,
+# mg.cost.1-again.iops,
+# mg.cost.N.held, mg.acc.N.ios (comma list, busy group order),
+# mg.acc.N.secs, mg.acc.N.held,
 # mg.msg.N.usecs, mg.load.N.usecs.
 # timeout: 1500
 . /tests/lib.sh
@@ -110,6 +113,19 @@ usecs_of() {
 	REPLY=$((REPLY - t0))
 }
 
+# held_all DMNAME: REPLY = percent of all the device's bios (every group's)
+# that ioband held rather than passed at once, from dmsetup status
+held_all() {
+	local -a s
+	local i n=0 h=0
+	read -r -a s <<<"$(dmsetup status "$1")" || fail "dmsetup status $1"
+	for ((i = 4; i + 6 < ${#s[@]}; i += 7)); do
+		n=$((n + s[i + 1] + s[i + 4]))
+		h=$((h + s[i + 2] + s[i + 5]))
+	done
+	pct "$h" "$n"
+}
+
 median_of() { # values...
 	REPLY=$(printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
 }
@@ -128,11 +144,20 @@ for n in ${GROUPS_LIST//,/ }; do
 	spread "$n"
 	table_for "$fnb" mgf "$n"
 	dm_swap mgf "$REPLY"
+	dmsetup message mgf 0 reset || fail "reset mgf"
 	window "$WIN" "$fdev" "${BUSYCG[@]}"
 	report "mg.cost.$n.iops" "$W_IOPS"
-	log "cost: $n groups, ${#BUSYCG[@]} busy: $W_IOPS IOPS"
+	held_all mgf
+	report "mg.cost.$n.held" "$REPLY"
+	log "cost: $n groups, ${#BUSYCG[@]} busy: $W_IOPS IOPS, held $REPLY %"
 done
+# 1 group again: does the cost depend on what ran before?
 spread 1
+table_for "$fnb" mgf 1
+dm_swap mgf "$REPLY"
+window "$WIN" "$fdev" "${BUSYCG[@]}"
+report mg.cost.1-again.iops "$W_IOPS"
+log "cost: 1 group again: $W_IOPS IOPS"
 dm_swap mgf "$LIN"
 window "$WIN" "$fdev" "${BUSYCG[@]}"
 report mg.cost.linear.2.iops "$W_IOPS"
@@ -152,9 +177,12 @@ for n in ${GROUPS_LIST//,/ }; do
 	table_for "$snb" mgd "$n"
 	usecs_of dm_swap mgd "$REPLY"
 	report "mg.load.$n.usecs" "$REPLY"
+	dmsetup message mgd 0 reset || fail "reset mgd"
 	window "$AWIN" "$sdev" "${BUSYCG[@]}"
 	report "mg.acc.$n.secs" "$W_SECS"
 	report "mg.acc.$n.ios" "$(IFS=,; echo "${W_IOS[*]:0:${#BUSYCG[@]}}")"
+	held_all mgd
+	report "mg.acc.$n.held" "$REPLY"
 	[ "$W_TOTAL" -gt 0 ] || fail "$n groups: no I/O in the window"
 	# weight messages to the last configured group: there and back
 	last=$((n - 1))
@@ -170,7 +198,7 @@ for n in ${GROUPS_LIST//,/ }; do
 	report "mg.msg.$n.usecs" "$REPLY"
 	# the message must have landed: the status names the group
 	dmsetup status mgd | grep -q " ${IDS[last]} " || fail "group ${IDS[last]} not in the status"
-	log "accuracy: $n groups: I/Os ${W_IOS[*]:0:8}... in $W_SECS s; weight message $REPLY us"
+	log "accuracy: $n groups: I/Os $(IFS=,; echo "${W_IOS[*]:0:${#BUSYCG[@]}}") in $W_SECS s; weight message $REPLY us"
 done
 load_stop mgs "${BUSYCG[@]}"
 for ((j = 0; j < max; j++)); do
