@@ -119,9 +119,13 @@ if [ "$MKFS_RUNS" -gt 0 ]; then
 		usecs
 		t1=$REPLY
 		[ $r1 = 0 ] && [ $r2 = 0 ] || fail "mkfs.ext4 on $1 / $2 failed ($r1 / $r2)"
-		t1=$(( (t1 - t0 + 500) / 1000 ))
-		REPLY=$((t1 / 1000)).$(printf '%03d' $((t1 % 1000)))
+		t1=$((t1 - t0))
+		REPLY=$((t1 / 1000000)).$(printf '%06d' $((t1 % 1000000)))
 	}
+	# one uncounted pair first: the first mkfs on a fresh device took a
+	# third longer than the rest in a trial run
+	mkfs_pair "$l1" "$l2"
+	mkfs_pair "$b1" "$b2"
 	for k in $(seq 1 "$MKFS_RUNS"); do
 		mkfs_pair "$l1" "$l2"
 		report "oh.mkfs.linear.$k.secs" "$REPLY"
