@@ -4,9 +4,9 @@
 #
 #   make            module (for KDIR) and tools/ioband-setup
 #   make deps       install every Debian package the project needs
-#   make check      unit tests, then the VM suite on both kernels
+#   make check      unit tests, the VM suite on both kernels, the bench smoke
 #   make demo       the three-cgroup demonstration in a VM
-#   make bench      the benchmark suite (bench/README.md)
+#   make bench      the benchmark suite (bench/README.md); bench-short, bench-smoke
 
 SHELL := /bin/bash
 TOP := $(abspath .)
@@ -80,12 +80,16 @@ clean:
 	rm -rf $(BUILD)/modules $(BUILD)/unit
 
 # The demonstration and the benchmarks (demo/run; bench/README.md).
-.PHONY: demo bench bench-smoke
+.PHONY: demo bench bench-short bench-smoke
 demo:
 	@demo/run
 
 bench:
 	@bench/run
+
+# every scenario's short mode (BENCH_SHORT=1), into build/bench/<run>/
+bench-short:
+	@BENCH_SHORT=1 bench/run
 
 bench-smoke:
 	@bench/run --smoke

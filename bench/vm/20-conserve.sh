@@ -1,8 +1,9 @@
 #!/bin/bash
-# Scenario 2, work conservation: one busy cgroup of weight 1 (two others
-# configured with weights 400 and 200, idle) on the slow null_blk, 8 psync
-# jobs of 4 KiB random direct reads: ioband against dm-linear, alternated as
-# the live table of one dm device under one running load.
+# Work conservation (beside the scenarios of issue 6): one busy cgroup of
+# weight 1 (two others configured with weights 400 and 200, idle) on the
+# slow null_blk, 8 psync jobs of 4 KiB random direct reads: ioband against
+# dm-linear, alternated as the live table of one dm device under one
+# running load.
 # timeout: 600
 . /tests/lib.sh
 . /tests/t/bench.inc

@@ -1,11 +1,12 @@
 #!/bin/bash
-# Scenario 4, weight-iosize: two cgroups of equal weight, 8 psync jobs each,
-# one issuing 4 KiB and one 64 KiB random direct reads: the byte shares under
-# policy weight-iosize (goal 50/50), under policy weight for contrast (every
-# bio costs the same), and through dm-linear, swapped as the live table of
-# one dm device under one running load.  Twice: on the null_blk of scenario
-# 1 (100 us, queue depth 4), and on one completing after 1 ms, where under
-# TCG the device rather than the guest's CPU limits the 4 KiB group.
+# weight-iosize (beside the scenarios of issue 6): two cgroups of equal
+# weight, 8 psync jobs each, one issuing 4 KiB and one 64 KiB random direct
+# reads: the byte shares under policy weight-iosize (goal 50/50), under
+# policy weight for contrast (every bio costs the same), and through
+# dm-linear, swapped as the live table of one dm device under one running
+# load.  Twice: on the null_blk of the accuracy scenario (100 us, queue
+# depth 4), and on one completing after 1 ms, where under TCG the device
+# rather than the guest's CPU limits the 4 KiB group.
 # timeout: 600
 . /tests/lib.sh
 . /tests/t/bench.inc

@@ -6,6 +6,7 @@
 # io.max rbps at 100 GB/s for the job's cgroup on the dm device.  In
 # turns, each with a fresh fio.  Meant for tests/vm/run --icount (see
 # 30-overhead.sh): IOPS are then CPU cost and repeat.
+# bench-boot: icount
 # timeout: 900
 . /tests/lib.sh
 . /tests/t/bench.inc

@@ -1,7 +1,8 @@
 #!/bin/bash
-# Smoke test of the benchmark suite (make bench-smoke): scenario 1's reads
-# through ioband for 3 seconds.  Asserts only that every group did I/O and
-# that the shares are ordered a > b > c (weights 400:200:100).
+# Smoke test of the benchmark suite (make bench-smoke, and the last stage
+# of make check): the accuracy scenario's reads through ioband for 3
+# seconds.  Asserts only that every group did I/O and that the shares are
+# ordered a > b > c (weights 400:200:100).
 # timeout: 240
 . /tests/lib.sh
 . /tests/t/bench.inc
