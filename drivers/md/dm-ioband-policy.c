@@ -644,10 +644,18 @@ static void heap_remove(struct ioband_sched *s, struct ioband_entity *e)
  * after its last one completed: a group whose processes are between two
  * I/Os keeps its share, a group that has stopped gives it up.
  */
+/*
+ * The window is one epoch of token_base tokens shared by weight, but at
+ * least one token per group: with more groups than tokens a group of
+ * average weight could otherwise not run one bio ahead of the clock, and
+ * nearly every bio would be held and sent by the worker (1024 groups of
+ * weight 100 under token_base 256 held half of all bios).
+ */
 static void update_window(struct ioband_sched *s)
 {
 	u64 total = s->total_weight ? s->total_weight : 1;
-	u64 epoch = (u64)s->conf.token_base * IOBAND_SECTORS_PER_TOKEN;
+	u64 epoch = (u64)max_t(u32, s->conf.token_base, s->nr_entities) *
+		    IOBAND_SECTORS_PER_TOKEN;
 
 	s->window = div64_u64(epoch * IOBAND_VSCALE, total);
 	s->carry = s->window * s->conf.carryover;
@@ -705,6 +713,7 @@ void ioband_entity_init(struct ioband_sched *s, struct ioband_entity *e,
 	e->inv_weight = inv_weight(weight);
 	e->heap_idx = -1;
 	s->total_weight += weight;
+	s->nr_entities++;
 	update_window(s);
 }
 EXPORT_SYMBOL_GPL(ioband_entity_init);
@@ -803,6 +812,7 @@ EXPORT_SYMBOL_GPL(ioband_entity_set_weight);
 void ioband_entity_exit(struct ioband_sched *s, struct ioband_entity *e)
 {
 	s->total_weight -= e->weight;
+	s->nr_entities--;
 	update_window(s);
 }
 EXPORT_SYMBOL_GPL(ioband_entity_exit);

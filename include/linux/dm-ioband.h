@@ -159,6 +159,7 @@ struct ioband_sched {
 	u64 window;		/* how far past the clock a group may run */
 	u64 carry;		/* how far behind it a group may stay */
 	u64 total_weight;	/* all groups, busy or idle */
+	u32 nr_entities;	/* all groups */
 	u64 active_weight;	/* groups with bios held or in flight */
 	u32 nr_inflight;
 	u64 idle_ns;		/* grace before an idle group stops counting */

@@ -23,5 +23,6 @@ typedef int64_t s64;
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define EXPORT_SYMBOL_GPL(sym)
 #define min_t(type, a, b)	((type)(a) < (type)(b) ? (type)(a) : (type)(b))
+#define max_t(type, a, b)	((type)(a) > (type)(b) ? (type)(a) : (type)(b))
 
 #endif
