@@ -164,7 +164,7 @@ report mg.cost.linear.2.iops "$W_IOPS"
 log "cost: dm-linear again $W_IOPS IOPS"
 load_stop mgs "${BUSYCG[@]}"
 for ((j = 0; j < max; j++)); do
-	[ -s "$CG_ROOT/mg$j/cgroup.procs" ] && load_stop "mg$j"
+	cg_busy "mg$j" && load_stop "mg$j"
 done
 
 # ---- accuracy and messages ---------------------------------------------------
@@ -202,6 +202,6 @@ for n in ${GROUPS_LIST//,/ }; do
 done
 load_stop mgs "${BUSYCG[@]}"
 for ((j = 0; j < max; j++)); do
-	[ -s "$CG_ROOT/mg$j/cgroup.procs" ] && load_stop "mg$j"
+	cg_busy "mg$j" && load_stop "mg$j"
 done
 exit 0
