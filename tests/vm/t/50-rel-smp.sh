@@ -8,7 +8,7 @@
 . /tests/lib.sh
 . /tests/t/rel.inc
 
-OPS=${REL_OPS:-150}	# per message loop
+OPS=${REL_OPS:-3000}	# messages per CPU, about
 cpus=$(nproc)
 [ "$cpus" -ge 4 ] || skip "needs a 4-CPU guest (has $cpus)"
 nb0=$(nullb_create smp0 128 100000 8 1)
@@ -32,40 +32,54 @@ for c in 0 1 2 3; do
 		--name=a$c --filename="$d0" --name=b$c --filename="$d1"
 done
 
-# message loop on CPU c: its own extra groups, shared settings
-msgloop() {
-	local c=$1 i dev id
-	for i in $(seq 1 "$OPS"); do
-		dev=smpa
-		[ $((i % 2)) = 0 ] && dev=smpb
-		id=$((100000 + c * 1000 + i % 7))
-		case $((i % 6)) in
-		0) taskset -c "$c" dmsetup message $dev 0 weight "${ids[c]}:$((RANDOM % 1000 + 1))" ;;
-		1) taskset -c "$c" dmsetup message $dev 0 attach $id ;;
-		2) taskset -c "$c" dmsetup message $dev 0 token $((RANDOM % 32 + 1)) ;;
-		3) taskset -c "$c" dmsetup message $dev 0 io_limit $((RANDOM % 16 + 1)) ;;
-		4) taskset -c "$c" dmsetup message $dev 0 weight $((RANDOM % 1000 + 1)) ;;
-		5) taskset -c "$c" dmsetup message $dev 0 reset ;;
-		esac || echo "cpu $c op $i ($((i % 6))) on $dev" >>"$TESTDIR/msgfail"
-		# detach what this loop attached, on whichever device holds it
-		if [ $((i % 6)) = 1 ]; then
-			taskset -c "$c" dmsetup message $dev 0 detach $id ||
-				echo "cpu $c detach $id on $dev" >>"$TESTDIR/msgfail"
-		fi
-	done
+# Message batch of CPU c, for dmmsg: its own extra groups (attached and
+# detached again, on either device), weights and the shared settings.
+batch() {
+	awk -v c="$1" -v n="$OPS" -v g="${ids[$1]}" -v seed="$RANDOM" 'BEGIN {
+		srand(seed)
+		for (i = 1; i <= n; i++) {
+			dev = i % 2 ? "smpa" : "smpb"
+			id = 100000 + c * 1000 + i % 7
+			op = i % 6
+			if (op == 0) printf "%s weight %s:%d\n", dev, g, int(rand() * 1000) + 1
+			if (op == 1) printf "%s attach %d\n%s detach %d\n", dev, id, dev, id
+			if (op == 2) printf "%s token %d\n", dev, int(rand() * 32) + 1
+			if (op == 3) printf "%s io_limit %d\n", dev, int(rand() * 16) + 1
+			if (op == 4) printf "%s weight %d\n", dev, int(rand() * 1000) + 1
+			if (op == 5) printf "%s reset\n", dev
+		}
+	}'
 }
-pids=
-for c in 0 1 2 3; do
-	msgloop $c &
-	pids="$pids $!"
+# Rounds of four batches in parallel, one per CPU, until every writer has
+# finished a run (so the messages met the writers' I/O all along).
+msgs=0
+rounds=0
+# a writer's second run has started once its first has finished
+finished() { # the fewest runs started by any writer, less one
+	local c k min=999999
+	for c in 0 1 2 3; do
+		k=$(ls "$TESTDIR/loop-w$c" | grep -c '^run-')
+		[ "$k" -lt $min ] && min=$k
+	done
+	echo $((min - 1))
+}
+while [ $rounds -lt 2 ] || [ "$(finished)" -lt 1 ]; do
+	rounds=$((rounds + 1))
+	[ $rounds -le 200 ] || fail "the writers did not finish a run in 200 rounds"
+	pids=
+	for c in 0 1 2 3; do
+		batch $c >"$TESTDIR/batch.$c"
+		msgs=$((msgs + $(wc -l <"$TESTDIR/batch.$c")))
+		taskset -c $c dmmsg <"$TESTDIR/batch.$c" >"$TESTDIR/dmmsg.$c" 2>&1 &
+		pids="$pids $!"
+	done
+	c=0
+	for p in $pids; do
+		wait "$p" || fail "CPU $c: messages refused: $(tail -n 3 "$TESTDIR/dmmsg.$c")"
+		c=$((c + 1))
+	done
 done
-for p in $pids; do
-	wait "$p"
-done
-[ -e "$TESTDIR/msgfail" ] && fail "messages refused: $(head -n 5 "$TESTDIR/msgfail")"
-msgs=$((4 * (OPS + OPS / 6)))
-log "$msgs messages from 4 CPUs in parallel"
-# let every writer finish at least one run while the messages ran
+log "$msgs messages from 4 CPUs in parallel, $rounds rounds"
 runs=0 bios=0
 for c in 0 1 2 3; do
 	rel_loop_stop w$c
