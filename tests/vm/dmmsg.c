@@ -3,13 +3,19 @@
  * dmmsg: send many device-mapper target messages from one process.
  *
  *   dmmsg < LINES
+ *   dmmsg --load < LINES
  *
  * Each input line is "DEVICE MESSAGE...", sent to sector 0 of the named
  * device as `dmsetup message DEVICE 0 MESSAGE...` would, but without a
- * fork and exec of dmsetup per message: under TCG that costs ~100 ms,
- * this a fraction of a millisecond, so the VM tests can send thousands.
- * A refused line is printed on stderr with the error; the last line of
- * stdout is "N sent, N refused".  Exit status 0 when nothing was refused,
+ * fork and exec of dmsetup per message: under TCG that costs ~100 ms (more
+ * on the debug kernel), this a fraction of a millisecond, so the VM tests
+ * can send thousands.  With --load each line is "DEVICE START LENGTH
+ * TARGET PARAMS...", a one-target table loaded into DEVICE's inactive slot
+ * as `dmsetup load` would.  A refused line is printed on stderr with the
+ * error; the last line of stdout is "N sent, N refused".  With
+ * DMMSG_MARK set in the environment, "dmmsg: line N" goes to the kernel
+ * log before line N is sent, so that a test can tell which kernel
+ * messages each line caused.  Exit status 0 when nothing was refused,
  * 1 otherwise, 2 on a usage or setup error.
  */
 #include <errno.h>
@@ -47,6 +53,54 @@ static int send_msg(int fd, char *buf, const char *dev, const char *msg)
 	return ioctl(fd, DM_TARGET_MSG, io);
 }
 
+/* "START LENGTH TARGET PARAMS..." as the one target of DEVICE's new table */
+static int load_table(int fd, char *buf, const char *dev, const char *line)
+{
+	struct dm_ioctl *io = (struct dm_ioctl *)buf;
+	struct dm_target_spec *spec;
+	unsigned long long start, len;
+	const char *type, *params;
+	char *end;
+	size_t tlen, plen;
+
+	start = strtoull(line, &end, 10);
+	if (end == line || *end != ' ')
+		goto bad;
+	line = end + 1;
+	len = strtoull(line, &end, 10);
+	if (end == line || *end != ' ')
+		goto bad;
+	type = end + 1;
+	params = strchr(type, ' ');
+	tlen = params ? (size_t)(params - type) : strlen(type);
+	params = params ? params + 1 : "";
+	plen = strlen(params);
+	if (!tlen || tlen >= DM_MAX_TYPE_NAME)
+		goto bad;
+	if (strlen(dev) >= DM_NAME_LEN ||
+	    sizeof(*io) + sizeof(*spec) + plen + 8 > BUF_SIZE) {
+		errno = E2BIG;
+		return -1;
+	}
+	memset(io, 0, sizeof(*io) + sizeof(*spec));
+	io->version[0] = DM_VERSION_MAJOR;
+	io->data_start = sizeof(*io);
+	io->target_count = 1;
+	strcpy(io->name, dev);
+	spec = (struct dm_target_spec *)(buf + io->data_start);
+	spec->sector_start = start;
+	spec->length = len;
+	memcpy(spec->target_type, type, tlen);
+	memcpy((char *)(spec + 1), params, plen + 1);
+	/* where a next spec would start: 8-byte aligned after the parameters */
+	spec->next = (sizeof(*spec) + plen + 1 + 7) & ~7UL;
+	io->data_size = io->data_start + spec->next;
+	return ioctl(fd, DM_TABLE_LOAD, io);
+bad:
+	errno = EINVAL;
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	char *buf = malloc(BUF_SIZE);
@@ -54,10 +108,13 @@ int main(int argc, char **argv)
 	size_t cap = 0;
 	ssize_t n;
 	unsigned long sent = 0, refused = 0;
-	int fd;
+	int load = argc == 2 && !strcmp(argv[1], "--load");
+	FILE *kmsg = getenv("DMMSG_MARK") ? fopen("/dev/kmsg", "w") : NULL;
+	unsigned long nr = 0;
+	int fd, r;
 
-	if (argc != 1) {
-		fprintf(stderr, "usage: dmmsg < 'DEVICE MESSAGE...' lines\n");
+	if (argc != 1 && !load) {
+		fprintf(stderr, "usage: dmmsg [--load] < 'DEVICE MESSAGE...' lines\n");
 		return 2;
 	}
 	fd = open("/dev/mapper/control", O_RDWR);
@@ -74,7 +131,13 @@ int main(int argc, char **argv)
 		if (!msg || !*dev)
 			continue;
 		*msg++ = 0;
-		if (send_msg(fd, buf, dev, msg)) {
+		if (kmsg) {
+			fprintf(kmsg, "dmmsg: line %lu\n", ++nr);
+			fflush(kmsg);
+		}
+		r = load ? load_table(fd, buf, dev, msg) :
+			   send_msg(fd, buf, dev, msg);
+		if (r) {
 			fprintf(stderr, "dmmsg: %s %s: %s\n", dev, msg,
 				strerror(errno));
 			refused++;
@@ -83,6 +146,8 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("%lu sent, %lu refused\n", sent, refused);
+	if (kmsg)
+		fclose(kmsg);
 	free(line);
 	free(buf);
 	close(fd);

@@ -15,7 +15,7 @@ rel_kernel debug || skip "failslab and fail_make_request are built into the debu
 FS=/sys/kernel/debug/failslab
 FMR=/sys/kernel/debug/fail_make_request
 [ -d $FS ] && [ -d $FMR ] || skip "no failslab or fail_make_request in debugfs"
-ROUNDS=${REL_ROUNDS:-100}
+ROUNDS=${REL_ROUNDS:-40}
 
 nb=$(nullb_create alloc0 64 200000 2 1)
 sz=$(blockdev --getsz "$nb")
@@ -46,6 +46,7 @@ rel_loop_start w timeout 180 fio --name=alloc --filename="$dev" --rw=randwrite \
 ok=0 failed=0
 has_group() { dmsetup status alloc | awk -v id="$1" '{ for (i = 5; i <= NF; i += 7) if ($i == id) f = 1 } END { exit !f }'; }
 for r in $(seq 1 "$ROUNDS"); do
+	[ $((r % 10)) = 1 ] && log "round $r: $ok calls worked, $failed failed"
 	# attach: present exactly when it succeeded
 	id=$((50000 + r))
 	if failing dmsetup message alloc 0 attach $id; then
