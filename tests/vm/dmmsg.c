@@ -29,24 +29,36 @@
 
 #define BUF_SIZE (1 << 20)
 
-static int send_msg(int fd, char *buf, const char *dev, const char *msg)
+/*
+ * The ioctl header for DEVICE with @payload bytes after it (zeroed up to
+ * @zero); NULL, with errno set, when they do not fit.
+ */
+static struct dm_ioctl *dm_header(char *buf, const char *dev, size_t payload,
+				  size_t zero)
 {
 	struct dm_ioctl *io = (struct dm_ioctl *)buf;
+
+	if (strlen(dev) >= DM_NAME_LEN || sizeof(*io) + payload > BUF_SIZE) {
+		errno = E2BIG;
+		return NULL;
+	}
+	memset(io, 0, sizeof(*io) + zero);
+	io->version[0] = DM_VERSION_MAJOR;
+	io->data_start = sizeof(*io);
+	io->data_size = sizeof(*io) + payload;
+	strcpy(io->name, dev);
+	return io;
+}
+
+static int send_msg(int fd, char *buf, const char *dev, const char *msg)
+{
+	struct dm_ioctl *io;
 	struct dm_target_msg *tm;
 	size_t len = strlen(msg);
 
-	if (strlen(dev) >= DM_NAME_LEN ||
-	    sizeof(*io) + sizeof(*tm) + len + 1 > BUF_SIZE) {
-		errno = E2BIG;
+	io = dm_header(buf, dev, sizeof(*tm) + len + 1, sizeof(*tm));
+	if (!io)
 		return -1;
-	}
-	memset(io, 0, sizeof(*io) + sizeof(*tm));
-	io->version[0] = DM_VERSION_MAJOR;
-	io->version[1] = 0;
-	io->version[2] = 0;
-	io->data_size = sizeof(*io) + sizeof(*tm) + len + 1;
-	io->data_start = sizeof(*io);
-	strcpy(io->name, dev);
 	tm = (struct dm_target_msg *)(buf + io->data_start);
 	tm->sector = 0;
 	memcpy(tm->message, msg, len + 1);
@@ -56,7 +68,7 @@ static int send_msg(int fd, char *buf, const char *dev, const char *msg)
 /* "START LENGTH TARGET PARAMS..." as the one target of DEVICE's new table */
 static int load_table(int fd, char *buf, const char *dev, const char *line)
 {
-	struct dm_ioctl *io = (struct dm_ioctl *)buf;
+	struct dm_ioctl *io;
 	struct dm_target_spec *spec;
 	unsigned long long start, len;
 	const char *type, *params;
@@ -77,24 +89,18 @@ static int load_table(int fd, char *buf, const char *dev, const char *line)
 	plen = strlen(params);
 	if (!tlen || tlen >= DM_MAX_TYPE_NAME)
 		goto bad;
-	if (strlen(dev) >= DM_NAME_LEN ||
-	    sizeof(*io) + sizeof(*spec) + plen + 8 > BUF_SIZE) {
-		errno = E2BIG;
+	/* a next spec would start 8-byte aligned after the parameters */
+	io = dm_header(buf, dev, (sizeof(*spec) + plen + 1 + 7) & ~7UL,
+		       sizeof(*spec));
+	if (!io)
 		return -1;
-	}
-	memset(io, 0, sizeof(*io) + sizeof(*spec));
-	io->version[0] = DM_VERSION_MAJOR;
-	io->data_start = sizeof(*io);
 	io->target_count = 1;
-	strcpy(io->name, dev);
 	spec = (struct dm_target_spec *)(buf + io->data_start);
 	spec->sector_start = start;
 	spec->length = len;
 	memcpy(spec->target_type, type, tlen);
 	memcpy((char *)(spec + 1), params, plen + 1);
-	/* where a next spec would start: 8-byte aligned after the parameters */
-	spec->next = (sizeof(*spec) + plen + 1 + 7) & ~7UL;
-	io->data_size = io->data_start + spec->next;
+	spec->next = io->data_size - io->data_start;
 	return ioctl(fd, DM_TABLE_LOAD, io);
 bad:
 	errno = EINVAL;
