@@ -2,7 +2,7 @@
 # Module life: rmmod is refused while an ioband device exists (for both of
 # our modules); 100 cycles of load, use (table, I/O, messages, remove) and
 # unload; then kmemleak (debug kernel) finds nothing of ours.
-# timeout: 400
+# timeout: 700
 # append: kmemleak=on
 . /tests/lib.sh
 . /tests/t/rel.inc

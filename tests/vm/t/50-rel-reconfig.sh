@@ -1,7 +1,7 @@
 #!/bin/bash
 # Reconfiguration storm: three cgroups write and verify (crc32c) through
 # ioband while this shell changes the configuration without pause, at least
-# 2,000 operations: weights, detach/attach, policy and type switches, token,
+# 1,000 operations: weights, detach/attach, policy and type switches, token,
 # io_limit, io_throttle, carryover, ranges, reset (messages, in batches
 # through dmmsg), suspend/resume and table reloads with other weights
 # (dmsetup).  No verify error, every fio ends in time, the device works.
@@ -9,7 +9,7 @@
 . /tests/lib.sh
 . /tests/t/rel.inc
 
-OPS=${REL_OPS:-2000}
+OPS=${REL_OPS:-1000}
 nb=$(nullb_create storm0 192 200000 4 1)
 sz=$(blockdev --getsz "$nb")
 ids=()
@@ -50,7 +50,7 @@ batch() { # cycle
 	awk -v seed="$RANDOM" -v cyc="$1" -v a="$A" -v b="$B" -v c="$C" 'BEGIN {
 		srand(seed)
 		split("weight-iosize range-bw weight", pol, " ")
-		for (j = 0; j < 4; j++) {
+		for (j = 0; j < 8; j++) {
 			printf "storm weight %s:%d\n", a, int(rand() * 1000) + 1
 			printf "storm weight %s:%d\n", b, int(rand() * 1000) + 1
 			printf "storm weight %d\n", int(rand() * 1000) + 1
