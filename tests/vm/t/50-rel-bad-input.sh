@@ -76,7 +76,12 @@ try_msg() { # reason words...
 : >"$TESTDIR/M.reasons"
 while IFS=$'\t' read -r kind reason input; do
 	case $kind in
-	T) echo "bi 0 $sz ioband ${input//@DEV@/$nb}" >>"$TESTDIR/T.in" ;;
+	T)
+		# the kernel reads '\' in a table line as an escape: double
+		# it, as dmsetup load does
+		input=${input//\\/\\\\}
+		echo "bi 0 $sz ioband ${input//@DEV@/$nb}" >>"$TESTDIR/T.in"
+		;;
 	M) echo "bi $input" >>"$TESTDIR/M.in" ;;
 	*) continue ;;
 	esac
