@@ -41,6 +41,7 @@ log "rmmod refused while a device exists"
 # and messages in between.  Few programs per cycle: each exec costs a lot
 # under TCG.
 for i in $(seq 1 "$CYCLES"); do
+	[ $((i % 20)) = 1 ] && log "cycle $i"
 	rmmod dm_ioband dm_ioband_policy || fail "cycle $i: rmmod"
 	loaded dm_ioband_policy && fail "cycle $i: still loaded"
 	insmod $mdir/dm-ioband-policy.ko && insmod $mdir/dm-ioband.ko ||
