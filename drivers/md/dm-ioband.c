@@ -1041,7 +1041,12 @@ static int ioband_message(struct dm_target *ti, unsigned int argc,
 		mutex_unlock(&dg->conf_lock);
 	}
 	if (r) {
-		DMERR("%s: message \"%s\" refused: %s",
+		/*
+		 * At most 32 characters of the message's name: a kernel log
+		 * record holds about 1000, and a longer name pushed the
+		 * reason out of it.
+		 */
+		DMERR("%s: message \"%.32s\" refused: %s",
 		      dm_device_name(dm_table_get_md(ti->table)),
 		      argc ? argv[0] : "", error);
 		return r;

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dmmsg: send many device-mapper target messages from one process.
+ *
+ *   dmmsg < LINES
+ *   dmmsg --load < LINES
+ *
+ * Each input line is "DEVICE MESSAGE...", sent to sector 0 of the named
+ * device as `dmsetup message DEVICE 0 MESSAGE...` would, but without a
+ * fork and exec of dmsetup per message: under TCG that costs ~100 ms (more
+ * on the debug kernel), this a fraction of a millisecond, so the VM tests
+ * can send thousands.  With --load each line is "DEVICE START LENGTH
+ * TARGET PARAMS...", a one-target table loaded into DEVICE's inactive slot
+ * as `dmsetup load` would.  A refused line is printed on stderr with the
+ * error; the last line of stdout is "N sent, N refused".  With
+ * DMMSG_MARK set in the environment, "dmmsg: line N" goes to the kernel
+ * log before line N is sent, so that a test can tell which kernel
+ * messages each line caused.  Exit status 0 when nothing was refused,
+ * 1 otherwise, 2 on a usage or setup error.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+#include <linux/dm-ioctl.h>
+
+#define BUF_SIZE (1 << 20)
+
+/*
+ * The ioctl header for DEVICE with @payload bytes after it (zeroed up to
+ * @zero); NULL, with errno set, when they do not fit.
+ */
+static struct dm_ioctl *dm_header(char *buf, const char *dev, size_t payload,
+				  size_t zero)
+{
+	struct dm_ioctl *io = (struct dm_ioctl *)buf;
+
+	if (strlen(dev) >= DM_NAME_LEN || sizeof(*io) + payload > BUF_SIZE) {
+		errno = E2BIG;
+		return NULL;
+	}
+	memset(io, 0, sizeof(*io) + zero);
+	io->version[0] = DM_VERSION_MAJOR;
+	io->data_start = sizeof(*io);
+	io->data_size = sizeof(*io) + payload;
+	strcpy(io->name, dev);
+	return io;
+}
+
+static int send_msg(int fd, char *buf, const char *dev, const char *msg)
+{
+	struct dm_ioctl *io;
+	struct dm_target_msg *tm;
+	size_t len = strlen(msg);
+
+	io = dm_header(buf, dev, sizeof(*tm) + len + 1, sizeof(*tm));
+	if (!io)
+		return -1;
+	tm = (struct dm_target_msg *)(buf + io->data_start);
+	tm->sector = 0;
+	memcpy(tm->message, msg, len + 1);
+	return ioctl(fd, DM_TARGET_MSG, io);
+}
+
+/* "START LENGTH TARGET PARAMS..." as the one target of DEVICE's new table */
+static int load_table(int fd, char *buf, const char *dev, const char *line)
+{
+	struct dm_ioctl *io;
+	struct dm_target_spec *spec;
+	unsigned long long start, len;
+	const char *type, *params;
+	char *end;
+	size_t tlen, plen;
+
+	start = strtoull(line, &end, 10);
+	if (end == line || *end != ' ')
+		goto bad;
+	line = end + 1;
+	len = strtoull(line, &end, 10);
+	if (end == line || *end != ' ')
+		goto bad;
+	type = end + 1;
+	params = strchr(type, ' ');
+	tlen = params ? (size_t)(params - type) : strlen(type);
+	params = params ? params + 1 : "";
+	plen = strlen(params);
+	if (!tlen || tlen >= DM_MAX_TYPE_NAME)
+		goto bad;
+	/* a next spec would start 8-byte aligned after the parameters */
+	io = dm_header(buf, dev, (sizeof(*spec) + plen + 1 + 7) & ~7UL,
+		       sizeof(*spec));
+	if (!io)
+		return -1;
+	io->target_count = 1;
+	spec = (struct dm_target_spec *)(buf + io->data_start);
+	spec->sector_start = start;
+	spec->length = len;
+	memcpy(spec->target_type, type, tlen);
+	memcpy((char *)(spec + 1), params, plen + 1);
+	spec->next = io->data_size - io->data_start;
+	return ioctl(fd, DM_TABLE_LOAD, io);
+bad:
+	errno = EINVAL;
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	char *buf = malloc(BUF_SIZE);
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	unsigned long sent = 0, refused = 0;
+	int load = argc == 2 && !strcmp(argv[1], "--load");
+	FILE *kmsg = getenv("DMMSG_MARK") ? fopen("/dev/kmsg", "w") : NULL;
+	unsigned long nr = 0;
+	int fd, r;
+
+	if (argc != 1 && !load) {
+		fprintf(stderr, "usage: dmmsg [--load] < 'DEVICE MESSAGE...' lines\n");
+		return 2;
+	}
+	fd = open("/dev/mapper/control", O_RDWR);
+	if (fd < 0 || !buf) {
+		perror("dmmsg: /dev/mapper/control");
+		return 2;
+	}
+	while ((n = getline(&line, &cap, stdin)) > 0) {
+		char *dev = line, *msg;
+
+		if (line[n - 1] == '\n')
+			line[n - 1] = 0;
+		msg = strchr(line, ' ');
+		if (!msg || !*dev)
+			continue;
+		*msg++ = 0;
+		if (kmsg) {
+			fprintf(kmsg, "dmmsg: line %lu\n", ++nr);
+			fflush(kmsg);
+		}
+		r = load ? load_table(fd, buf, dev, msg) :
+			   send_msg(fd, buf, dev, msg);
+		if (r) {
+			fprintf(stderr, "dmmsg: %s %s: %s\n", dev, msg,
+				strerror(errno));
+			refused++;
+		} else {
+			sent++;
+		}
+	}
+	printf("%lu sent, %lu refused\n", sent, refused);
+	if (kmsg)
+		fclose(kmsg);
+	free(line);
+	free(buf);
+	close(fd);
+	return refused ? 1 : 0;
+}
