@@ -111,6 +111,8 @@ if [ ! -d $tr/events/ioband ]; then
 	log "no ioband trace events on this kernel (no tracefs): the tracepoint example is not checked"
 else
 	on_exit "echo 0 > $tr/events/ioband/enable"
+	# few bios in flight, so that some are held (and released)
+	dmsetup message data 0 io_limit 2 || fail "io_limit 2"
 	doc_out trace 1 | sed 's/^# //' | bash || fail "$(doc_out trace 1)"
 	timeout 8 bash -c "$(doc_out trace 2 | sed 's/^# //')" >"$TESTDIR/trace" &
 	for g in web batch; do

@@ -13,6 +13,10 @@ sz=$(blockdev --getsz "$nb")
 io=$(dm_create sla-io "0 $sz ioband $nb sla 0 0 user weight 0 :100 0:200")
 iodev=$(cat /sys/block/"${io#/dev/}"/dev)
 pv=/dev/mapper/sla-io
+# ioband passes sector 0 through, so the disk beneath shows the same PV
+# label: LVM must be told to ignore it (as with multipath), or it refuses
+# the VG for a duplicate PV.
+lvm() { command lvm "$@" --config "devices { global_filter = [ \"r|^$nb\$|\" ] }"; }
 
 lvm pvcreate -q -y $pv >"$TESTDIR/lvm.out" 2>&1 || fail "pvcreate $pv: $(cat "$TESTDIR/lvm.out")"
 on_exit "lvm pvremove -q -ff -y $pv"

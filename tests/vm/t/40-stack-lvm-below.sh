@@ -18,7 +18,7 @@ on_exit "lvm vgremove -q -f slb"
 lvm lvcreate -q -y -L 64M -n lv slb >/dev/null || fail "lvcreate"
 on_exit "lvm vgchange -q -an slb"
 [ -b /dev/slb/lv ] || fail "no /dev/slb/lv"
-lvdev=$(cat /sys/block/"$(basename "$(readlink -f /dev/slb/lv)")"/dev)
+lvdev=$(dmsetup info -c --noheadings -o major,minor slb-lv | tr -d ' ')
 sz=$(blockdev --getsz /dev/slb/lv)
 
 io=$(dm_create slb-io "0 $sz ioband /dev/slb/lv slb 0 0 pid weight 0 :100")

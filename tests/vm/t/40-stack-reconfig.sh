@@ -26,8 +26,10 @@ for round in 1 2 3; do
 	stk_busy_wait
 	dmsetup message src-io 0 weight 0:$((round * 200)) || fail "weight message"
 	dmsetup message src-io 0 weight $((round * 50)) || fail "default weight message"
-	assert_eq "$(table)" "0 $sz ioband $nbdev src 0 16 user weight 256 :$((round * 50)) 0:$((round * 200))" \
-		"round $round: table after the messages"
+	case " $(table) " in
+	*" :$((round * 50)) 0:$((round * 200)) "*) ;;
+	*) fail "round $round: the weights messages did not show in the table: $(table)" ;;
+	esac
 	stk_busy_wait
 
 	# a new table: other weights, io_limit and (every other round) policy
@@ -36,7 +38,10 @@ for round in 1 2 3; do
 	new="0 $sz ioband $nb src 0 $((round * 8)) user $policy 0 :$((round * 10)) 0:$((round * 100)) 1000:5"
 	dmsetup load src-io --table "$new" || fail "round $round: dmsetup load"
 	# loaded, not yet live
-	assert_eq "$(table | cut -d' ' -f9-)" "weight 256 :$((round * 50)) 0:$((round * 200))" "round $round: live table before the resume"
+	case " $(table) " in
+	*" :$((round * 50)) 0:$((round * 200)) "*) ;;
+	*) fail "round $round: a loaded table went live before the resume: $(table)" ;;
+	esac
 	dmsetup suspend src-io || fail "round $round: suspend"
 	dmsetup resume src-io || fail "round $round: resume"
 	assert_eq "$(table)" "0 $sz ioband $nbdev src 0 $((round * 8)) user $policy 256 :$((round * 10)) 0:$((round * 100)) 1000:5" \
@@ -53,9 +58,9 @@ for round in 1 2 3; do
 	log "round $round: weights, table ($policy) and suspends done; the load is at round $(cat "$TESTDIR/busy.progress")"
 done
 
-n=$(stk_busy_stop)
-log "the load did $n write-fsync-read rounds through it all"
-report reconfig_load_rounds "$n"
+stk_busy_stop
+log "the load did $STK_BUSY_ROUNDS write-fsync-read rounds through it all"
+report reconfig_load_rounds "$STK_BUSY_ROUNDS"
 stk_verify $mnt/pre
 [ "$(stk_field src-io 0 writes)" -gt 0 ] || fail "root's writes were not counted in group 0 after the reloads"
 umount $mnt || fail "umount"
