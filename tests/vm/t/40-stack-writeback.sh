@@ -9,13 +9,14 @@
 #    512 tokens).  With the default token_base of 256 the split is only
 #    reported: it came out at 52 to 67 % here (see the report of branch
 #    stack: one bio costs more than either group's window).
-# 2. Written back by the kernel's flusher threads (plain dd, no sync): every
-#    cgroup's sectors are charged to its own group, none to the other.
-#    The split while both write is only reported: measured here, the
-#    flusher writes one cgroup's pages back at a time, in turns of tens of
-#    MiB (one cgroup shows all its pages dirty and none under writeback
-#    while the other's are written), so the split over a few seconds swung
-#    from 21 % to 99 % between runs whatever the weights.
+# 2. Written back by the kernel's flusher threads (plain dd, no sync):
+#    every cgroup's sectors are charged to its own group, none to the
+#    other.  The split is not checked here: ioband counts a bio when it
+#    arrives, and the flusher hands ioband whole batches at once (held
+#    there), and, watched through memory.stat, it wrote one cgroup's pages
+#    back at a time, in turns of tens of MiB, while the other's stayed
+#    dirty with none under writeback: over a few seconds the split of what
+#    reached ioband swung from 21 % to 99 % between runs.
 # timeout: 240
 . /tests/lib.sh
 . /tests/t/stack.inc
@@ -70,9 +71,9 @@ start_writers() {
 				done' sh "$TESTDIR/stop" $mnt/$g.sync$i &
 			done
 		else
-			cg_run stk-$g/w sh -c 'while [ ! -e "$1" ]; do
-				dd if=/dev/zero bs=64k count=64 status=none || exit 1; done >"$2"' \
-				sh "$TESTDIR/stop" $mnt/$g.flush &
+			# 32 MiB each, written back by the flusher once dd is done or the
+			# dirty limits say so
+			cg_run stk-$g/w dd if=/dev/zero of=$mnt/$g.flush bs=64k count=512 status=none &
 		fi
 	done
 }
@@ -102,10 +103,6 @@ report writeback_fdatasync_share_300_100_token_4096 "$share"
 sync
 dmsetup message swb-io 0 reset || fail reset
 start_writers flusher
-set -- $(measure 16384 65536)
-log "flusher writeback in $4 s: cgroup a (300) $2 MiB, b (100) $3 MiB: a's share $1 % (aim 75, not checked)"
-report writeback_flusher_share_300_100 "$1"
-touch "$TESTDIR/stop"
 wait
 sync
 for g in a b; do
