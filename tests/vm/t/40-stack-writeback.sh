@@ -17,7 +17,7 @@
 #    back at a time, in turns of tens of MiB, while the other's stayed
 #    dirty with none under writeback: over a few seconds the split of what
 #    reached ioband swung from 21 % to 99 % between runs.
-# timeout: 240
+# timeout: 300
 . /tests/lib.sh
 . /tests/t/stack.inc
 require mkfs.ext4
@@ -92,11 +92,15 @@ fdatasync_share() {
 	log "fdatasync writeback, token_base $5: in $4 s cgroup a (300) $2 MiB, b (100) $3 MiB: a's share $1 % (aim 75)" >&2
 	echo "$1"
 }
-share=$(fdatasync_share 0)
-report writeback_fdatasync_share_300_100_token_256 "$share"
+# (not on the debug kernel, which takes 70 s for it and compresses every
+# split anyway: 62-65 % measured there with either token_base)
+if ! grep -q debug /etc/ioband-vm-kernel 2>/dev/null; then
+	share=$(fdatasync_share 0)
+	report writeback_fdatasync_share_300_100_token_256 "$share"
+fi
 share=$(fdatasync_share 4096)
 report writeback_fdatasync_share_300_100_token_4096 "$share"
-# measured 72-77 % on production, 61 % on the debug kernel, where the CPU
+# measured 72-77 % on production, 61-66 % on the debug kernel, where the CPU
 # rather than the disk is the limit at times and the split compresses (as
 # in 14-ioband-devgroup)
 [ "$share" -ge 58 ] && [ "$share" -le 92 ] ||
