@@ -100,11 +100,13 @@ if ! grep -q debug /etc/ioband-vm-kernel 2>/dev/null; then
 fi
 share=$(fdatasync_share 4096)
 report writeback_fdatasync_share_300_100_token_4096 "$share"
-# measured 72-77 % on production, 61-66 % on the debug kernel, where the CPU
-# rather than the disk is the limit at times and the split compresses (as
-# in 14-ioband-devgroup)
-[ "$share" -ge 58 ] && [ "$share" -le 92 ] ||
-	fail "cgroup a's fdatasync writeback got $share % of the disk, want 58 to 92 (aim 75; 50 would mean the weights are ignored)"
+# Measured 64-77 % on production.  The debug kernel, where the CPU rather
+# than the disk is the limit at times, compresses the split (58-66 %, as
+# 14-ioband-devgroup sees too): there only "a gets more than b" is checked.
+lo=60
+grep -q debug /etc/ioband-vm-kernel 2>/dev/null && lo=52
+[ "$share" -ge $lo ] && [ "$share" -le 92 ] ||
+	fail "cgroup a's fdatasync writeback got $share % of the disk, want $lo to 92 (aim 75; 50 would mean the weights are ignored)"
 
 # ---- 2. the flusher threads ----------------------------------------------------------
 sync
