@@ -5,11 +5,12 @@
 # 1. Written back by the writers' own fdatasync, 8 writers per cgroup
 #    rewriting 2 MiB each: while both cgroups are busy, the sectors they
 #    send (each writer waits for its own) divide about 3:1 as the weights
-#    300:100 say (on production; see below for the debug kernel), with a
-#    token_base (4096) larger than one writeback bio's cost (a 2 MiB bio is
-#    512 tokens).  With the default token_base of 256 the split is only
-#    reported: it came out at 50 to 67 % here (see the report of branch
-#    stack: one bio costs more than either group's window).
+#    300:100 say (on production; see below for the debug kernel), with
+#    token_base 4096.  With the default token_base of 256 the split is
+#    only reported: it came out at 50 to 61 % here, against 64 to 77 %
+#    with 4096.  Why is open: 2 MiB direct writes through two devices of
+#    one device group (type none) split 73 % with either token_base, so a
+#    bio costing more than the window is not the whole story.
 # 2. Written back by the kernel's flusher threads (plain dd, no sync):
 #    every cgroup's sectors are charged to its own group, none to the
 #    other.  The split is not checked here: ioband counts a bio when it
