@@ -1053,7 +1053,8 @@ EXPORT_SYMBOL_GPL(ioband_sched_dispatch);
 /*
  * A bio of @cost arrives for @e: true if it may go down at once (and it
  * is charged), false if it must wait (and it is queued: the caller keeps
- * it in @e's list).  @bypass sends it regardless, as while suspending.
+ * it in @e's list).  @bypass sends it regardless: while suspending, and
+ * for bios that other groups may be waiting on.
  * The one call the map path makes, so the building blocks inline here.
  */
 bool ioband_sched_start(struct ioband_sched *s, struct ioband_entity *e,

@@ -102,6 +102,18 @@
  * passed through uncharged; a flush only covers writes that have
  * completed, and a held write has not, so passing it is correct.
  *
+ * Metadata and swap bios (REQ_META, REQ_SWAP: the kernel's own "issue as
+ * root" class) are charged to their group but never held.  Every group
+ * may be waiting on them: a journal commit blocks every writer of the
+ * filesystem, whatever its group, and if the commit's bios queued behind
+ * the weight of a small group (where the journal thread's I/O usually
+ * lands), the writers of all groups would move in lockstep, one commit at
+ * a time, and the weights would mean nothing.  Sent at once, they still
+ * advance their group's virtual time, so the group repays them by waiting
+ * longer with its next bios.  They may pass the group's held bios and
+ * io_limit; no ordering is lost, since whoever needs an order waits for
+ * completion.
+ *
  * 8. Reconfiguration and suspend
  *
  * Messages change weights, settings and groups under the device group's
@@ -410,6 +422,12 @@ static void ioband_count(struct ioband_group *g, struct bio *bio, bool held)
 	}
 }
 
+/* Bios that other groups may be waiting on go down at once; see 7. */
+static bool ioband_bio_urgent(const struct bio *bio)
+{
+	return bio->bi_opf & (REQ_META | REQ_SWAP);
+}
+
 static int ioband_map(struct dm_target *ti, struct bio *bio)
 {
 	struct ioband_device *d = ti->private;
@@ -439,7 +457,9 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	ib->cost = ioband_bio_cost(s, bio_sectors(bio), bio_has_data(bio));
 	/* The clock is read only when the scheduler will look at it. */
 	now = ioband_sched_needs_clock(s, &g->ent) ? ktime_get_ns() : 0;
-	held = !ioband_sched_start(s, &g->ent, ib->cost, d->passthrough, now);
+	held = !ioband_sched_start(s, &g->ent, ib->cost,
+				   d->passthrough || ioband_bio_urgent(bio),
+				   now);
 	ioband_count(g, bio, held);
 	if (held) {
 		bio_list_add(&g->held, bio);
