@@ -114,6 +114,20 @@
  * io_limit; no ordering is lost, since whoever needs an order waits for
  * completion.
  *
+ * A group holds at most IOBAND_HOLD_SECTORS (4 MiB) of bios before the
+ * next submitter waits in map() for room, as it would for a free request
+ * of a full queue.  Nothing else pushes back: without the bound a flusher
+ * handed ioband a whole cgroup's dirty pages at once, a low-weight group
+ * held hundreds of MiB, and a journal commit that must wait for some of
+ * those pages (ext4's ordered data) waited for all of them, 27 s under a
+ * flood where dm-linear took 1.4 s.  The submitter sleeps only where that
+ * is safe and useful: never for REQ_NOWAIT; not in a plain kernel thread,
+ * which may submit for every group (dm-crypt's writer, jbd2), although a
+ * workqueue worker does, and the flusher writing one cgroup's pages back
+ * is one; and not while bios it submitted earlier still wait on its
+ * current->bio_list, since the group may be waiting for those very bios
+ * to complete.  presuspend and detach wake the sleepers.
+ *
  * 8. Reconfiguration and suspend
  *
  * Messages change weights, settings and groups under the device group's
@@ -171,6 +185,7 @@ struct ioband_group {
 	struct ioband_device *dev;
 	s64 id;
 	struct bio_list held;
+	u64 held_sectors;	/* of the bios in held */
 	bool detached;		/* freed when its last bio completes */
 	struct ioband_stats stats;
 };
@@ -189,6 +204,7 @@ struct ioband_dg {
 	struct bio_list ready;		/* released, for the work item */
 	struct work_struct submit_work;
 	struct hrtimer wake_timer;	/* an idle group's grace runs out */
+	wait_queue_head_t room_wait;	/* submitters of full groups */
 };
 
 struct ioband_device {
@@ -319,6 +335,78 @@ static struct ioband_group *ioband_lookup(struct ioband_device *d,
 	return d->last_grp;
 }
 
+/* ---- back-pressure (see 7.) ---------------------------------------------- */
+
+#define IOBAND_HOLD_SECTORS	(4U << (20 - SECTOR_SHIFT))
+
+static bool ioband_group_full(const struct ioband_device *d,
+			      const struct ioband_group *g)
+{
+	return g->held_sectors >= IOBAND_HOLD_SECTORS && !d->passthrough;
+}
+
+/* May the submitter of @bio sleep in map() until its group has room? */
+static bool ioband_may_sleep(const struct bio *bio)
+{
+	const struct bio_list *pending = current->bio_list;
+
+	if (bio->bi_opf & REQ_NOWAIT)
+		return false;
+	if ((current->flags & (PF_KTHREAD | PF_WQ_WORKER)) == PF_KTHREAD)
+		return false;
+	return !pending ||
+	       (bio_list_empty(&pending[0]) && bio_list_empty(&pending[1]));
+}
+
+/*
+ * Sleeps until the group of @key (now @g) has room or the device lets
+ * bios pass; returns the group, looked up again, since it may have been
+ * detached meanwhile.  Called and returns with dg->lock held and under
+ * rcu_read_lock().  The sleep is cut into seconds, so that a long wait
+ * behind a low cap is not taken for a hung task.  Not inlined: it stays
+ * out of map()'s fast path, and a waiting task's wchan names it.
+ */
+static noinline struct ioband_group *
+ioband_wait_for_room(struct ioband_device *d, const struct ioband_key *key,
+		     struct ioband_group *g)
+{
+	struct ioband_dg *dg = d->dg;
+	struct cgroup *cgrp = NULL;
+	DEFINE_WAIT(wait);
+
+	if (key->type == IOBAND_TYPE_CGROUP) {
+		/* key->cgrp must outlive the RCU read section */
+		if (!cgroup_tryget(key->cgrp))
+			return g;
+		cgrp = key->cgrp;
+	}
+	do {
+		prepare_to_wait(&dg->room_wait, &wait, TASK_UNINTERRUPTIBLE);
+		spin_unlock_irq(&dg->lock);
+		rcu_read_unlock();
+		io_schedule_timeout(HZ);
+		rcu_read_lock();
+		spin_lock_irq(&dg->lock);
+		g = ioband_lookup(d, key);
+	} while (ioband_group_full(d, g));
+	finish_wait(&dg->room_wait, &wait);
+	if (cgrp)
+		cgroup_put(cgrp);
+	return g;
+}
+
+/* @g's held bios shrink by @sectors: wake its submitters at the bound. */
+static void ioband_unhold(struct ioband_dg *dg, struct ioband_group *g,
+			  u64 sectors)
+{
+	bool was_full = g->held_sectors >= IOBAND_HOLD_SECTORS;
+
+	g->held_sectors -= sectors;
+	if (was_full && g->held_sectors < IOBAND_HOLD_SECTORS &&
+	    wq_has_sleeper(&dg->room_wait))
+		wake_up_all(&dg->room_wait);
+}
+
 /* ---- releasing held bios ------------------------------------------------ */
 
 static struct ioband_group *to_group(struct ioband_entity *e)
@@ -333,6 +421,7 @@ static void ioband_release_one(struct ioband_dg *dg, struct ioband_group *g)
 	struct ioband_bio *ib = dm_per_bio_data(bio, sizeof(*ib));
 
 	ioband_sched_dispatch(&dg->sched, &g->ent, ib->cost, true);
+	ioband_unhold(dg, g, bio_sectors(bio));
 	ib->grp = g;
 	bio_list_add(&dg->ready, bio);
 	trace_ioband_release(dg->name, g->id, bio);
@@ -405,8 +494,6 @@ static void ioband_submit_work(struct work_struct *work)
 	blk_finish_plug(&plug);
 }
 
-/* ---- the I/O path -------------------------------------------------------- */
-
 static void ioband_count(struct ioband_group *g, struct bio *bio, bool held)
 {
 	struct ioband_stats *st = &g->stats;
@@ -422,6 +509,8 @@ static void ioband_count(struct ioband_group *g, struct bio *bio, bool held)
 	}
 }
 
+/* ---- the I/O path -------------------------------------------------------- */
+
 /* Bios that other groups may be waiting on go down at once; see 7. */
 static bool ioband_bio_urgent(const struct bio *bio)
 {
@@ -436,7 +525,7 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	struct ioband_sched *s = &dg->sched;
 	struct ioband_group *g;
 	struct ioband_key key;
-	bool held, ready = false;
+	bool held, waited = false, ready = false;
 	u64 now;
 
 	ib->grp = NULL;
@@ -454,15 +543,20 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 
 	spin_lock_irq(&dg->lock);
 	g = ioband_lookup(d, &key);
+	if (unlikely(ioband_group_full(d, g)) && ioband_may_sleep(bio)) {
+		g = ioband_wait_for_room(d, &key, g);
+		waited = true;
+	}
 	ib->cost = ioband_bio_cost(s, bio_sectors(bio), bio_has_data(bio));
 	/* The clock is read only when the scheduler will look at it. */
 	now = ioband_sched_needs_clock(s, &g->ent) ? ktime_get_ns() : 0;
 	held = !ioband_sched_start(s, &g->ent, ib->cost,
 				   d->passthrough || ioband_bio_urgent(bio),
 				   now);
-	ioband_count(g, bio, held);
+	ioband_count(g, bio, held || waited);
 	if (held) {
 		bio_list_add(&g->held, bio);
+		g->held_sectors += bio_sectors(bio);
 		trace_ioband_hold(dg->name, g->id, bio);
 		/* it may be the one the scheduler waits for */
 		ready = ioband_release_allowed(dg, now);
@@ -541,6 +635,7 @@ static struct ioband_dg *ioband_dg_get(const char *name,
 	bio_list_init(&dg->ready);
 	INIT_WORK(&dg->submit_work, ioband_submit_work);
 	hrtimer_init(&dg->wake_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
+	init_waitqueue_head(&dg->room_wait);
 	dg->wake_timer.function = ioband_wake;
 	list_add(&dg->node, &ioband_dgs);
 out:
@@ -686,6 +781,8 @@ static bool ioband_detach_locked(struct ioband_device *d,
 	ioband_sched_move_held(s, &g->ent, &d->def.ent, ktime_get_ns());
 	bio_list_merge(&d->def.held, &g->held);
 	bio_list_init(&g->held);
+	d->def.held_sectors += g->held_sectors;
+	ioband_unhold(d->dg, g, g->held_sectors);
 	ioband_entity_exit(s, &g->ent);
 	g->detached = true;
 	if (g->ent.nr_inflight)
@@ -865,6 +962,8 @@ static void ioband_presuspend(struct dm_target *ti)
 	ioband_release_group(dg, &d->def);
 	xa_for_each(&d->groups, idx, g)
 		ioband_release_group(dg, g);
+	/* a sleeper of this device may pass now */
+	wake_up_all(&dg->room_wait);
 	spin_unlock_irq(&dg->lock);
 	queue_work(ioband_wq, &dg->submit_work);
 }

@@ -8,6 +8,14 @@
 # same load shows what ext4's own ordered-data commits cost.  On ioband no
 # fsync may take much longer than the worst on dm-linear (nor 20 s), and no
 # task may hang (hung-task timeout lowered to 20 s).
+#
+# Two things keep the fsyncs short on ioband: the journal's own writes
+# (REQ_META) are never held, and the flood's group holds at most 4 MiB
+# before the flusher waits (back-pressure), so a commit waiting for some
+# of the flood's pages (ordered data) does not wait behind all of them.
+# Without the bound the worst fsync took 27 s against dm-linear's 1.4 s;
+# before that, with the journal held in the weight-1 group, 4.9-11.2 s
+# against 1.1-2.7 s.  With both: 0.8 s against 1.5 s.
 # timeout: 300
 . /tests/lib.sh
 . /tests/t/stack.inc
@@ -93,8 +101,8 @@ report fsync_linear_median_ms "$1"
 report fsync_linear_max_ms "$2"
 report fsync_ioband_median_ms "$3"
 report fsync_ioband_max_ms "$4"
-# ext4's own commits (ordered data of the flood) already take seconds on
-# dm-linear; ioband may add its scheduling, not a starvation
-# (TCG's noise: 2.7 s against 7.3 s in one run, 1.3 s on ioband in another)
-[ "$4" -le $(($2 * 3 + 5000)) ] && [ "$4" -le 20000 ] ||
-	fail "an fsync took $4 ms on ioband under the flood, against $2 ms at worst on dm-linear (want at most three times that plus 5 s, and 20 s)"
+# ext4's own commits (ordered data of the flood) already take a second or
+# more on dm-linear; ioband may add little to that (TCG's noise: one
+# dm-linear run had 2.7 s, another 7.3 s)
+[ "$4" -le $(($2 * 2 + 2000)) ] && [ "$4" -le 20000 ] ||
+	fail "an fsync took $4 ms on ioband under the flood, against $2 ms at worst on dm-linear (want at most twice that plus 2 s, and 20 s)"

@@ -1,0 +1,146 @@
+#!/bin/bash
+# Back-pressure: a group holds at most 4 MiB of bios; beyond that its
+# submitters wait in map() for room, as they would for a full request
+# queue (see 7. in dm-ioband.c).  The group is capped at 4 MB/s (range-bw)
+# on a fast null_blk, so whatever it sends beyond its cap is held.
+#
+# 1. Direct I/O: fio keeps 32 bios of 256 KiB (8 MiB) in flight.  The
+#    group holds 4 MiB plus at most one bio (counted from the
+#    ioband_hold/ioband_release tracepoints), and fio's thread sleeps in
+#    ioband_wait_for_room (its wchan).
+# 2. suspend while it sleeps: presuspend lets everything pass, so suspend
+#    returns; after resume the load goes on and fio verifies its data.
+# 3. Buffered writeback: 32 MiB written through the page cache to the
+#    ioband device, written back by the flusher (background limit 1 MiB).
+#    The flusher waits for room too, so the pages under writeback
+#    (/proc/meminfo Writeback) stay below 12 MiB; it was all 32 MiB at
+#    once before there was a bound.
+# 4. remove --force while a submitter sleeps: every bio ends.
+# timeout: 300
+. /tests/lib.sh
+require fio
+
+tr=/sys/kernel/tracing
+[ -d $tr/events/ioband ] || mount -t tracefs nodev $tr 2>/dev/null
+[ -d $tr/events/ioband ] || skip "no tracefs with ioband events"
+nb=$(nullb_create bp0 256 "" "" 1)
+sz=$(blockdev --getsz "$nb")
+cg_create bp-w >/dev/null
+W=$(stat -c %i $CG_ROOT/bp-w)
+table="0 $sz ioband $nb bpdg 0 0 cgroup range-bw 0 :0:0 $W:0:4096"
+dev=$(dm_create bp "$table")
+
+# The most sectors group $W held at once, from the trace (a release is
+# traced under the same lock as the hold it ends, so the order is exact).
+max_held() {
+	awk -v g="group=$W" '
+		/ioband_hold:/ && $0 ~ g { split($0, a, "nr_sector="); h += a[2] + 0 }
+		/ioband_release:/ && $0 ~ g { split($0, a, "nr_sector="); h -= a[2] + 0 }
+		h > m { m = h }
+		END { print m + 0 }' $tr/trace
+}
+trace_start() {
+	echo 0 >$tr/tracing_on
+	echo >$tr/trace
+	echo 1 >$tr/events/ioband/enable
+	echo 1 >$tr/tracing_on
+}
+on_exit "echo 0 > $tr/events/ioband/enable"
+# The name of a task sleeping for room, if there is one.
+sleeper() {
+	local t w c
+	# read, not cat: a fork per task would take seconds under TCG (and
+	# wchan has no newline, so read reports end of file)
+	for t in /proc/[0-9]*/task/*; do
+		w= c=
+		read -r w 2>/dev/null <"$t/wchan"
+		[ "$w" = ioband_wait_for_room ] || continue
+		read -r c 2>/dev/null <"$t/comm"
+		echo "$c"
+		return
+	done
+}
+# Wait (at most 30 s) until a thread of fio sleeps for room, while fio
+# ($1: the shell that runs it) lasts.
+wait_sleeper() {
+	local i
+	for i in $(seq 300); do
+		[ "$(sleeper)" = fio ] && return 0
+		kill -0 "$1" 2>/dev/null || fail "fio ended before it had to wait for room"
+		sleep 0.1
+	done
+	fail "no thread of fio waited in ioband_wait_for_room within 30 s"
+}
+start_fio() {
+	cg_run bp-w fio --name=bp --filename="$dev" --rw=write --bs=256k \
+		--size="$1" --iodepth=32 --ioengine=libaio --direct=1 --thread \
+		--verify=crc32c --verify_fatal=1 >"$TESTDIR/fio.out" 2>&1 &
+	fio_pid=$!
+}
+
+# ---- 1. direct I/O, and 2. suspend with a sleeper -------------------------------
+trace_start
+start_fio 24m
+wait_sleeper $fio_pid
+held=$(max_held)
+log "fio sleeps in ioband_wait_for_room; the group held at most $((held / 2)) KiB"
+report backpressure_direct_max_held_kib $((held / 2))
+[ "$held" -ge 8192 ] && [ "$held" -le $((8192 + 512)) ] ||
+	fail "the group held at most $held sectors, want 4 MiB to 4 MiB + one 256 KiB bio (8192-8704)"
+timeout 30 dmsetup suspend bp || fail "suspend with a submitter waiting for room"
+dmsetup resume bp || fail "resume"
+wait $fio_pid || fail "fio after suspend: $(tail -n 5 "$TESTDIR/fio.out")"
+grep -q 'err= 0' "$TESTDIR/fio.out" || fail "fio reported errors: $(grep err= "$TESTDIR/fio.out")"
+log "fio wrote and verified 24 MiB across the suspend"
+
+# ---- 3. buffered writeback --------------------------------------------------------
+peak=0 flusher=
+cg_run bp-w dd if=/dev/urandom of="$TESTDIR/ref" bs=1M count=32 status=none
+sync
+# held open, so that dd's close (not the last) does not write its pages
+# back itself; with a low background limit, the flusher writes them
+exec 3<"$dev"
+on_exit "echo $(cat /proc/sys/vm/dirty_background_bytes) >/proc/sys/vm/dirty_background_bytes"
+echo $((1 << 20)) >/proc/sys/vm/dirty_background_bytes
+cg_run bp-w dd if="$TESTDIR/ref" of="$dev" bs=1M count=32 status=none ||
+	fail "buffered write to $dev"
+# sample the pages under writeback, and who waits for room, until the
+# flusher is done (at most 60 s: 32 MiB take 8 s at 4 MB/s)
+end=$(($(date +%s) + 60))
+while :; do
+	set -- $(awk '$1 == "Dirty:" { d = $2 } $1 == "Writeback:" { w = $2 }
+		END { print d, w }' /proc/meminfo)
+	[ "$2" -gt $peak ] && peak=$2
+	[ -n "$flusher" ] || flusher=$(sleeper)
+	[ $(($1 + $2)) -gt 1024 ] || break
+	[ "$(date +%s)" -le $end ] || fail "$1 KiB dirty, $2 KiB under writeback after 60 s"
+	sleep 0.2
+done
+exec 3<&-
+log "buffered 32 MiB at 4 MB/s: at most $((peak / 1024)) MiB under writeback at once; '$flusher' waited for room"
+report backpressure_writeback_peak_kib "$peak"
+[ "$peak" -le $((12 * 1024)) ] ||
+	fail "$peak KiB under writeback at once, want at most 12 MiB (4 MiB held, the rest in flight)"
+[ "$peak" -ge $((4 * 1024)) ] ||
+	fail "only $peak KiB under writeback at most: the flusher did not fill the group"
+case $flusher in
+kworker*) ;;
+*) fail "no flusher thread (kworker) was seen waiting for room, only '$flusher'" ;;
+esac
+echo 3 >/proc/sys/vm/drop_caches
+cmp -n $((32 << 20)) "$TESTDIR/ref" "$dev" || fail "data read back differs from what was written"
+
+# ---- 4. remove --force with a sleeper ------------------------------------------------
+# While fio holds the device open, remove --force swaps in an error table
+# (and reports the device busy): the sleeper must wake, fio must end with
+# I/O errors, and the device must then go away.
+start_fio 64m
+wait_sleeper $fio_pid
+timeout 30 dmsetup remove --force bp 2>/dev/null
+[ $? -ne 124 ] || fail "remove --force hung with a submitter waiting for room"
+wait $fio_pid && fail "fio saw no error after the forced removal"
+grep -qi "error" "$TESTDIR/fio.out" || fail "no I/O error reported: $(tail -n 3 "$TESTDIR/fio.out")"
+if dmsetup info bp >/dev/null 2>&1; then
+	dmsetup remove bp || fail "remove after fio ended"
+fi
+log "fio ended with errors after the forced removal; device gone"
