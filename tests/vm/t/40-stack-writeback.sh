@@ -78,10 +78,8 @@ share() {
 	set -- "$(stk_share $a $b)"
 	log "$name: in $(($(date +%s) - t0)) s cgroup a (300) $a MiB, b (100) $b MiB reached the disk: a's share $1 % (aim 75)"
 	report "writeback_${name}_share_300_100" "$1"
-	# The debug kernel's CPU, not the disk, is the limit at times there,
-	# and a CPU-bound group takes what it can (as 14-ioband-devgroup
-	# sees): only "a gets clearly more than b" is checked on it.
-	grep -q debug /etc/ioband-vm-kernel 2>/dev/null && lo=55
+	# measured: fdatasync 75-79 % on production, 74 % on debug; the
+	# flusher 72-75 % on production, 72 % on debug
 	[ "$1" -ge $lo ] && [ "$1" -le $hi ] ||
 		fail "$name writeback: cgroup a got $1 % of the disk, want $lo to $hi (aim 75; 50 would mean the weights are ignored)"
 }
