@@ -64,7 +64,10 @@ run_case() {
 		sleep 0.1
 		i=$((i + 1))
 	done
-	[ "$name" = sfs-io ] && j0=$(stk_field sfs-io -1 writes)
+	if [ "$name" = sfs-io ]; then
+		j0=$(stk_field sfs-io -1 writes)
+		trace_holds
+	fi
 	# 20 rounds of 16 KiB written and fsync'ed, each timed in milliseconds
 	cg_run stk-sync/w bash -c '
 		for i in $(seq 20); do
@@ -84,8 +87,30 @@ run_case() {
 	umount $mnt || fail "umount $name"
 	dmsetup remove "$name" || fail "dmsetup remove $name"
 }
+# Record every bio ioband holds, from now on.
+tr=/sys/kernel/tracing
+trace_holds() {
+	[ -d $tr/events/ioband ] || mount -t tracefs nodev $tr 2>/dev/null
+	[ -d $tr/events/ioband ] || fail "no tracefs with ioband events"
+	echo 0 >$tr/tracing_on
+	echo >$tr/trace
+	echo 1 >$tr/events/ioband/ioband_hold/enable
+	echo 1 >$tr/tracing_on
+	on_exit "echo 0 > $tr/events/ioband/ioband_hold/enable"
+}
 # what ioband's counters say of the ioband case
 check_ioband() {
+	local held meta opf
+	echo 0 >$tr/tracing_on
+	# REQ_META is bit 12 of bi_opf on 6.1 and 6.12 alike
+	held=0 meta=0
+	for opf in $(sed -n 's/.*ioband_hold:.* opf=\(0x[0-9a-f]*\).*/\1/p' $tr/trace); do
+		held=$((held + 1))
+		[ $((opf & 0x1000)) = 0 ] || meta=$((meta + 1))
+	done
+	log "ioband held $held bios during the fsyncs, $meta of them metadata (REQ_META)"
+	[ "$held" -gt 0 ] || fail "no bio was held: the flood did not contend"
+	[ "$meta" = 0 ] || fail "$meta metadata bios (journal) were held; they must pass at once"
 	local j=$(($(stk_field sfs-io -1 writes) - j0))
 	log "ioband: default group (journal) writes during the fsyncs: $j; flood $(($(stk_field sfs-io "$iflood" wsect) / 2048)) MiB, sync group $(($(stk_field sfs-io "$isync" wsect) / 2)) KiB"
 	# the journal's writes did land in the weight-1 default group

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Buffered writes (no O_DIRECT) from two cgroups of weights 300 and 100 on
 # ext4 on ioband (type cgroup, policy weight-iosize, default token_base)
-# over a null_blk limited to 8 MiB/s.  What reaches the disk is counted in
+# over a null_blk limited to 4 MiB/s.  What reaches the disk is counted in
 # each cgroup's io.stat line for the null_blk: what ioband sent down for it.
 #
 # 1. Written back by the writers' own fdatasync: 8 writers per cgroup
@@ -30,8 +30,8 @@ require mkfs.ext4
 
 mnt=/mnt/swb
 # null_blk lets a request through only when it fits in one 20 ms tick's
-# budget (168 KB at 8 MiB/s; it never lets a larger one pass), so 64 KiB
-nb=$(stk_nullb swb0 500 mbps=8 max_sectors=128 hw_queue_depth=8)
+# budget (84 KB at 4 MiB/s; it never lets a larger one pass), so 64 KiB
+nb=$(stk_nullb swb0 500 mbps=4 max_sectors=128 hw_queue_depth=8)
 sz=$(blockdev --getsz "$nb")
 disk=$(cat "/sys/block/${nb#/dev/}/dev")
 cg_create stk-wa/w >/dev/null
@@ -67,19 +67,30 @@ wait_disk() {
 		sleep 0.2
 	done
 }
-# share NAME: once both cgroups write, skip 8 MiB, then measure 48 MiB;
+# share NAME: once both cgroups write, skip 4 MiB, then measure 24 MiB;
 # checks cgroup a's share of it
 share() {
-	local a0 b0 t0 a b lo=65 hi=85
-	wait_disk $(($(disk_mib stk-wa) + $(disk_mib stk-wb) + 8)) 60
-	a0=$(disk_mib stk-wa) b0=$(disk_mib stk-wb) t0=$(date +%s)
-	wait_disk $((a0 + b0 + 48)) 90
+	local a0 b0 t0 a b ms kbs lo=65 hi=85
+	wait_disk $(($(disk_mib stk-wa) + $(disk_mib stk-wb) + 4)) 60
+	a0=$(disk_mib stk-wa) b0=$(disk_mib stk-wb) t0=$EPOCHREALTIME
+	wait_disk $((a0 + b0 + 24)) 90
 	a=$(($(disk_mib stk-wa) - a0)) b=$(($(disk_mib stk-wb) - b0))
+	ms=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", (b - a) * 1000 }')
+	kbs=$(((a + b) * 1024 * 1000 / ms))
 	set -- "$(stk_share $a $b)"
-	log "$name: in $(($(date +%s) - t0)) s cgroup a (300) $a MiB, b (100) $b MiB reached the disk: a's share $1 % (aim 75)"
+	log "$name: in $ms ms cgroup a (300) $a MiB, b (100) $b MiB reached the disk ($kbs KiB/s of its 4096): a's share $1 % (aim 75)"
 	report "writeback_${name}_share_300_100" "$1"
-	# measured: fdatasync 75-79 % on production, 74 % on debug; the
-	# flusher 72-75 % on production, 72 % on debug
+	# The weights can only show while the disk is the limit.  On the
+	# debug kernel on a loaded host the guest's CPU can be instead: the
+	# writers dirty pages more slowly than the disk writes them, each
+	# group gets all it asks for, and the split is the writers' (48 % in
+	# one such run, at half the disk's speed).  Said, not checked, then.
+	if [ "$kbs" -lt $((4096 * 85 / 100)) ]; then
+		log "$name: the disk was not the limit ($kbs of 4096 KiB/s): the split is not checked"
+		return
+	fi
+	# measured at 8 MiB/s: fdatasync 75-79 % on production, 74-76 % on
+	# debug; the flusher 72-75 % on production, 72 % on debug
 	[ "$1" -ge $lo ] && [ "$1" -le $hi ] ||
 		fail "$name writeback: cgroup a got $1 % of the disk, want $lo to $hi (aim 75; 50 would mean the weights are ignored)"
 }
