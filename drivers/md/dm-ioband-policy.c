@@ -645,11 +645,20 @@ static void heap_remove(struct ioband_sched *s, struct ioband_entity *e)
  * I/Os keeps its share, a group that has stopped gives it up.
  */
 /*
- * The window is one epoch of token_base tokens shared by weight, but at
- * least one token per group: with more groups than tokens a group of
- * average weight could otherwise not run one bio ahead of the clock, and
- * nearly every bio would be held and sent by the worker (1024 groups of
- * weight 100 under token_base 256 held half of all bios).
+ * The window is one epoch of token_base tokens shared by the weight of the
+ * active groups, so that a busy group among many idle ones may still run
+ * a few bios ahead of the clock: sharing it by the weight of every
+ * configured group held every other bio of a weight-100 group when 64 of
+ * 1024 groups were busy.  It is never less than the epoch shared by the
+ * total weight with at least one token per group (with more groups than
+ * tokens a group of average weight could otherwise not run one bio ahead
+ * of the clock).  The carry-over, which bounds the credit an idle group
+ * brings back, stays the total weight's share: it does not grow while
+ * few groups are busy.
+ *
+ * The active weight changes with every group that starts or stops, so the
+ * window follows it lazily: sched_window() divides again only when the
+ * active weight differs from the one it last divided by.
  */
 static void update_window(struct ioband_sched *s)
 {
@@ -657,8 +666,23 @@ static void update_window(struct ioband_sched *s)
 	u64 epoch = (u64)max_t(u32, s->conf.token_base, s->nr_entities) *
 		    IOBAND_SECTORS_PER_TOKEN;
 
-	s->window = div64_u64(epoch * IOBAND_VSCALE, total);
-	s->carry = s->window * s->conf.carryover;
+	s->base_window = div64_u64(epoch * IOBAND_VSCALE, total);
+	s->carry = s->base_window * s->conf.carryover;
+	s->window_weight = 0;
+	s->window = s->base_window;
+}
+
+static u64 sched_window(struct ioband_sched *s)
+{
+	u64 w;
+
+	if (s->window_weight == s->active_weight || !s->active_weight)
+		return s->window;
+	w = div64_u64((u64)s->conf.token_base * IOBAND_SECTORS_PER_TOKEN *
+		      IOBAND_VSCALE, s->active_weight);
+	s->window = max_t(u64, w, s->base_window);
+	s->window_weight = s->active_weight;
+	return s->window;
 }
 
 void ioband_sched_init(struct ioband_sched *s, const struct ioband_dg_conf *c,
@@ -969,10 +993,13 @@ static void earliest(u64 *wake_at, u64 t)
 static bool may_serve(struct ioband_sched *s, struct ioband_entity *e,
 		      u64 *wake_at)
 {
+	u64 window;
+
 	*wake_at = 0;
 	if (s->nr_inflight >= s->conf.io_limit)
 		return false;
-	if (!vt_before(s->vclock + s->window, e->vtime))
+	window = sched_window(s);
+	if (!vt_before(s->vclock + window, e->vtime))
 		return true;
 	if (s->nr_inflight >= s->conf.io_throttle &&
 	    s->nr_active > s->heap_len + !e->nr_queued) {
@@ -980,7 +1007,7 @@ static bool may_serve(struct ioband_sched *s, struct ioband_entity *e,
 			*wake_at = s->idle_head->idle_since + s->idle_ns;
 		return false;
 	}
-	s->vclock = e->vtime - s->window;
+	s->vclock = e->vtime - window;
 	return true;
 }
 

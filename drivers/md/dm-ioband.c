@@ -36,12 +36,17 @@
  * 3. Tokens: the window and the carry-over
  *
  * A group may run ahead of the clock by one window, its share of
- * token_base tokens (the ancestor's tokens per epoch): window =
- * token_base / total weight in virtual time.  Past that its bios are held
- * in its queue until the clock catches up.  A group that was idle, or kept
- * fewer bios busy than its share, falls behind the clock; when it next
- * sends bios it keeps at most carryover windows of that credit, so idling
- * cannot be saved up into a long burst.
+ * token_base tokens (the ancestor's tokens per epoch) among the active
+ * groups: window = token_base / active weight in virtual time, so that
+ * groups configured but idle do not shrink it (with 64 busy groups among
+ * 1024, sharing it by the total weight held every other bio of a light
+ * group).  It is never less than token_base, or one token per group if
+ * there are more groups, shared by the total weight.  Past the window a
+ * group's bios are held in its queue until the clock catches up.  A group
+ * that was idle, or kept fewer bios busy than its share, falls behind the
+ * clock; when it next sends bios it keeps at most carryover times the
+ * least window of that credit, so idling cannot be saved up into a long
+ * burst.
  *
  * 4. Who counts as busy: activity, grace and work conservation
  *
