@@ -99,7 +99,10 @@
  * device group's spinlock, asks the scheduler.  If its group holds nothing
  * and may be served, the bio is charged and returned to device-mapper,
  * which submits it: the fast path, one lock round trip and no queueing.
- * Otherwise the bio is appended to its group's queue (DM_MAPIO_SUBMITTED).
+ * Otherwise the bio is appended to its group's queue and map() asks the
+ * scheduler what may go now; if that releases this very bio first in line
+ * (after every older bio of its group), map() returns it to
+ * device-mapper as on the fast path, else it stays (DM_MAPIO_SUBMITTED).
  * end_io() counts the completion and moves the bios the scheduler now
  * allows to the device group's ready list; a work item submits them with
  * dm_submit_bio_remap(), since completions may run in interrupt context
@@ -465,22 +468,30 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	held = !ioband_sched_start(s, &g->ent, ib->cost,
 				   d->passthrough || ioband_bio_urgent(bio),
 				   now);
-	ioband_count(g, bio, held);
 	if (held) {
 		bio_list_add(&g->held, bio);
 		trace_ioband_hold(dg->name, g->id, bio);
 		/* it may be the one the scheduler waits for */
 		ready = ioband_release_allowed(dg, now);
+		/*
+		 * Released at once and first in line (so after every older
+		 * bio of its group): it goes down from here, without the
+		 * worker.  ioband_release_one() has charged it.
+		 */
+		if (dg->ready.head == bio) {
+			bio_list_pop(&dg->ready);
+			ready = !bio_list_empty(&dg->ready);
+			held = false;
+		}
 	} else {
 		ib->grp = g;
 	}
+	ioband_count(g, bio, held);
 	spin_unlock_irq(&dg->lock);
 	rcu_read_unlock();
-	if (!held)
-		return DM_MAPIO_REMAPPED;
 	if (ready)
 		queue_work(ioband_wq, &dg->submit_work);
-	return DM_MAPIO_SUBMITTED;
+	return held ? DM_MAPIO_SUBMITTED : DM_MAPIO_REMAPPED;
 }
 
 static int ioband_end_io(struct dm_target *ti, struct bio *bio,
