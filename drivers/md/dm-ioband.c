@@ -287,10 +287,10 @@ static struct cgroup *ioband_bio_cgroup(struct bio *bio)
 	return task_dfl_cgroup(current);
 }
 
+/* Under rcu_read_lock() for the cgroup type: see ioband_map(). */
 static void ioband_bio_key(struct ioband_device *d, struct bio *bio,
 			   struct ioband_key *key)
 {
-	key->type = READ_ONCE(d->type);
 	if (key->type == IOBAND_TYPE_CGROUP)
 		key->cgrp = ioband_bio_cgroup(bio);
 	else
@@ -430,6 +430,20 @@ static void ioband_count(struct ioband_group *g, struct bio *bio, bool held)
 	}
 }
 
+/*
+ * bio_set_dev() without the blkcg association: every bio this target
+ * charges goes down through dm_submit_bio_remap() (DM_MAPIO_REMAPPED or
+ * from the worker), which gives it the original bio's association, so
+ * associating it here as well would only be undone.
+ */
+static void ioband_set_dev(struct bio *bio, struct block_device *bdev)
+{
+	bio_clear_flag(bio, BIO_REMAPPED);
+	if (bio->bi_bdev != bdev)
+		bio_clear_flag(bio, BIO_BPS_THROTTLED);
+	bio->bi_bdev = bdev;
+}
+
 /* Bios that other groups may be waiting on go down at once; see 7. */
 static bool ioband_bio_urgent(const struct bio *bio)
 {
@@ -454,10 +468,13 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 		return DM_MAPIO_REMAPPED;
 	}
 
-	rcu_read_lock();
+	/* only a cgroup key is a pointer, valid under RCU */
+	key.type = READ_ONCE(d->type);
+	if (key.type == IOBAND_TYPE_CGROUP)
+		rcu_read_lock();
 	ioband_bio_key(d, bio, &key);
 	/* A held bio may be released as soon as the lock drops. */
-	bio_set_dev(bio, d->dev->bdev);
+	ioband_set_dev(bio, d->dev->bdev);
 	bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
 
 	spin_lock_irq(&dg->lock);
@@ -488,7 +505,8 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	}
 	ioband_count(g, bio, held);
 	spin_unlock_irq(&dg->lock);
-	rcu_read_unlock();
+	if (key.type == IOBAND_TYPE_CGROUP)
+		rcu_read_unlock();
 	if (ready)
 		queue_work(ioband_wq, &dg->submit_work);
 	return held ? DM_MAPIO_SUBMITTED : DM_MAPIO_REMAPPED;
