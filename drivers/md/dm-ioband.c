@@ -95,8 +95,8 @@
  *
  * 7. A bio's life
  *
- * map() remaps the bio to the device below, classifies it and, under the
- * device group's spinlock, asks the scheduler.  If its group holds nothing
+ * map() remaps the bio to the device below and, under the device group's
+ * spinlock, classifies it and asks the scheduler.  If its group holds nothing
  * and may be served, the bio is charged and returned to device-mapper,
  * which submits it: the fast path, one lock round trip and no queueing.
  * Otherwise the bio is appended to its group's queue and map() asks the
@@ -232,16 +232,6 @@ static struct workqueue_struct *ioband_wq;
 
 /* ---- classification ----------------------------------------------------- */
 
-/*
- * What a bio is classified by, worked out before the bio is remapped and
- * the lock is taken.  cgrp is valid under rcu_read_lock().
- */
-struct ioband_key {
-	enum ioband_group_type type;
-	s64 id;
-	struct cgroup *cgrp;
-};
-
 static s64 ioband_task_id(enum ioband_group_type type)
 {
 	switch (type) {
@@ -265,7 +255,9 @@ static s64 ioband_task_id(enum ioband_group_type type)
  * if there is one, and otherwise the facts it is made from: page cache
  * pages belong to the cgroup that dirtied them (which is what writeback
  * charges, whoever submits the bio), anything else to the submitting task.
- * Called under rcu_read_lock().
+ * Called with interrupts off; see ioband_lookup().  folio_memcg() wants
+ * rcu_read_lock() itself (lockdep does not count disabled interrupts), so
+ * the page cache's path, which is not the common one, takes it.
  */
 static struct cgroup *ioband_bio_cgroup(struct bio *bio)
 {
@@ -278,46 +270,48 @@ static struct cgroup *ioband_bio_cgroup(struct bio *bio)
 
 		if (!folio_test_slab(folio) && folio->mapping &&
 		    !folio_test_anon(folio)) {
-			struct mem_cgroup *memcg = folio_memcg(folio);
+			struct mem_cgroup *memcg;
+			struct cgroup *cgrp = NULL;
 
+			rcu_read_lock();
+			memcg = folio_memcg(folio);
 			if (memcg)
-				return memcg->css.cgroup;
+				cgrp = memcg->css.cgroup;
+			rcu_read_unlock();
+			if (cgrp)
+				return cgrp;
 		}
 	}
 	return task_dfl_cgroup(current);
 }
 
-/* Under rcu_read_lock() for the cgroup type: see ioband_map(). */
-static void ioband_bio_key(struct ioband_device *d, struct bio *bio,
-			   struct ioband_key *key)
-{
-	if (key->type == IOBAND_TYPE_CGROUP)
-		key->cgrp = ioband_bio_cgroup(bio);
-	else
-		key->id = ioband_task_id(key->type);
-}
-
 /*
  * The group of a bio: its own or, for cgroups, its nearest ancestor's;
- * else the default group.  Called with dg->lock held.
+ * else the default group.  Called with dg->lock held, which also makes
+ * the cgroup pointers safe: interrupts are off, and that is an RCU
+ * read-side critical section (since the RCU flavours were merged in
+ * 4.20), so no rcu_read_lock() of its own is needed on every bio.
  */
 static struct ioband_group *ioband_lookup(struct ioband_device *d,
-					  const struct ioband_key *key)
+					  struct bio *bio)
 {
 	struct ioband_group *g = NULL;
-	struct cgroup *cgrp;
+	struct cgroup *cgrp = NULL;
 	s64 id;
 
-	/* the type changes only while no group is attached */
-	if (key->type != d->type || !d->nr_groups ||
-	    key->type == IOBAND_TYPE_NONE)
+	if (!d->nr_groups || d->type == IOBAND_TYPE_NONE)
 		return &d->def;
 	/* cgroup ids are 64-bit and never reused, so they can be cached */
-	id = key->type == IOBAND_TYPE_CGROUP ? cgroup_id(key->cgrp) : key->id;
+	if (d->type == IOBAND_TYPE_CGROUP) {
+		cgrp = ioband_bio_cgroup(bio);
+		id = cgroup_id(cgrp);
+	} else {
+		id = ioband_task_id(d->type);
+	}
 	if (d->last_grp && d->last_id == id)
 		return d->last_grp;
-	if (key->type == IOBAND_TYPE_CGROUP) {
-		for (cgrp = key->cgrp; cgrp && !g; cgrp = cgroup_parent(cgrp))
+	if (cgrp) {
+		for (; cgrp && !g; cgrp = cgroup_parent(cgrp))
 			g = xa_load(&d->groups, cgroup_id(cgrp));
 	} else {
 		g = xa_load(&d->groups, id);
@@ -457,7 +451,6 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	struct ioband_dg *dg = d->dg;
 	struct ioband_sched *s = &dg->sched;
 	struct ioband_group *g;
-	struct ioband_key key;
 	bool held, ready = false;
 	u64 now;
 
@@ -468,17 +461,12 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 		return DM_MAPIO_REMAPPED;
 	}
 
-	/* only a cgroup key is a pointer, valid under RCU */
-	key.type = READ_ONCE(d->type);
-	if (key.type == IOBAND_TYPE_CGROUP)
-		rcu_read_lock();
-	ioband_bio_key(d, bio, &key);
 	/* A held bio may be released as soon as the lock drops. */
 	ioband_set_dev(bio, d->dev->bdev);
 	bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
 
 	spin_lock_irq(&dg->lock);
-	g = ioband_lookup(d, &key);
+	g = ioband_lookup(d, bio);
 	ib->cost = ioband_bio_cost(s, bio_sectors(bio), bio_has_data(bio));
 	/* The clock is read only when the scheduler will look at it. */
 	now = ioband_sched_needs_clock(s, &g->ent) ? ktime_get_ns() : 0;
@@ -505,8 +493,6 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	}
 	ioband_count(g, bio, held);
 	spin_unlock_irq(&dg->lock);
-	if (key.type == IOBAND_TYPE_CGROUP)
-		rcu_read_unlock();
 	if (ready)
 		queue_work(ioband_wq, &dg->submit_work);
 	return held ? DM_MAPIO_SUBMITTED : DM_MAPIO_REMAPPED;
