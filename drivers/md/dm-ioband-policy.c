@@ -645,11 +645,20 @@ static void heap_remove(struct ioband_sched *s, struct ioband_entity *e)
  * I/Os keeps its share, a group that has stopped gives it up.
  */
 /*
- * The window is one epoch of token_base tokens shared by weight, but at
- * least one token per group: with more groups than tokens a group of
- * average weight could otherwise not run one bio ahead of the clock, and
- * nearly every bio would be held and sent by the worker (1024 groups of
- * weight 100 under token_base 256 held half of all bios).
+ * The window is one epoch of token_base tokens shared by the weight of the
+ * active groups, so that a busy group among many idle ones may still run
+ * a few bios ahead of the clock: sharing it by the weight of every
+ * configured group held every other bio of a weight-100 group when 64 of
+ * 1024 groups were busy.  It is never less than the epoch shared by the
+ * total weight with at least one token per group (with more groups than
+ * tokens a group of average weight could otherwise not run one bio ahead
+ * of the clock).  The carry-over, which bounds the credit an idle group
+ * brings back, stays the total weight's share: it does not grow while
+ * few groups are busy.
+ *
+ * The active weight changes with every group that starts or stops, so the
+ * window follows it lazily: sched_window() divides again only when the
+ * active weight differs from the one it last divided by.
  */
 static void update_window(struct ioband_sched *s)
 {
@@ -657,8 +666,23 @@ static void update_window(struct ioband_sched *s)
 	u64 epoch = (u64)max_t(u32, s->conf.token_base, s->nr_entities) *
 		    IOBAND_SECTORS_PER_TOKEN;
 
-	s->window = div64_u64(epoch * IOBAND_VSCALE, total);
-	s->carry = s->window * s->conf.carryover;
+	s->base_window = div64_u64(epoch * IOBAND_VSCALE, total);
+	s->carry = s->base_window * s->conf.carryover;
+	s->window_weight = 0;
+	s->window = s->base_window;
+}
+
+static u64 sched_window(struct ioband_sched *s)
+{
+	u64 w;
+
+	if (s->window_weight == s->active_weight || !s->active_weight)
+		return s->window;
+	w = div64_u64((u64)s->conf.token_base * IOBAND_SECTORS_PER_TOKEN *
+		      IOBAND_VSCALE, s->active_weight);
+	s->window = max_t(u64, w, s->base_window);
+	s->window_weight = s->active_weight;
+	return s->window;
 }
 
 void ioband_sched_init(struct ioband_sched *s, const struct ioband_dg_conf *c,
@@ -727,7 +751,8 @@ static bool entity_busy(const struct ioband_entity *e)
  * The idle list holds, oldest first, exactly the groups that are active
  * but not busy.
  */
-static void idle_add(struct ioband_sched *s, struct ioband_entity *e, u64 now)
+void ioband_sched_idle_add(struct ioband_sched *s, struct ioband_entity *e,
+			   u64 now)
 {
 	e->idle_since = now;
 	e->idle_next = NULL;
@@ -738,6 +763,7 @@ static void idle_add(struct ioband_sched *s, struct ioband_entity *e, u64 now)
 		s->idle_head = e;
 	s->idle_tail = e;
 }
+EXPORT_SYMBOL_GPL(ioband_sched_idle_add);
 
 static void idle_del(struct ioband_sched *s, struct ioband_entity *e)
 {
@@ -762,34 +788,11 @@ static void deactivate(struct ioband_sched *s, struct ioband_entity *e)
 }
 
 /* Groups idle for longer than idle_ns give up their share. */
-static void expire_idle(struct ioband_sched *s, u64 now)
+static inline void expire_idle(struct ioband_sched *s, u64 now)
 {
 	while (s->idle_head &&
 	       (s64)(now - s->idle_head->idle_since) >= (s64)s->idle_ns)
 		deactivate(s, s->idle_head);
-}
-
-/*
- * A group with nothing held or in flight keeps its share for idle_ns if it
- * has had more than one bio in the scheduler at once since it became
- * active: its I/O comes from several submitters (or an asynchronous one),
- * so a moment with nothing in flight means they are between two I/Os.  A
- * group that has only ever had one bio at a time is a single synchronous
- * stream whose pauses are its own: holding the others back during them
- * would only leave the device idle, so it gives its share up at once.
- */
-static void maybe_idle(struct ioband_sched *s, struct ioband_entity *e,
-		       u64 now)
-{
-	if (!e->active || entity_busy(e))
-		return;
-	if (!e->parallel) {
-		e->active = false;
-		s->active_weight -= e->weight;
-		s->nr_active--;
-		return;
-	}
-	idle_add(s, e, now);
 }
 
 void ioband_entity_set_weight(struct ioband_sched *s, struct ioband_entity *e,
@@ -966,13 +969,16 @@ static void earliest(u64 *wake_at, u64 t)
  * that is not held sends a bio, or when an idle group's grace runs out at
  * *wake_at.
  */
-static bool may_serve(struct ioband_sched *s, struct ioband_entity *e,
-		      u64 *wake_at)
+static inline bool may_serve(struct ioband_sched *s,
+			     struct ioband_entity *e, u64 *wake_at)
 {
+	u64 window;
+
 	*wake_at = 0;
 	if (s->nr_inflight >= s->conf.io_limit)
 		return false;
-	if (!vt_before(s->vclock + s->window, e->vtime))
+	window = sched_window(s);
+	if (!vt_before(s->vclock + window, e->vtime))
 		return true;
 	if (s->nr_inflight >= s->conf.io_throttle &&
 	    s->nr_active > s->heap_len + !e->nr_queued) {
@@ -980,7 +986,7 @@ static bool may_serve(struct ioband_sched *s, struct ioband_entity *e,
 			*wake_at = s->idle_head->idle_since + s->idle_ns;
 		return false;
 	}
-	s->vclock = e->vtime - s->window;
+	s->vclock = e->vtime - window;
 	return true;
 }
 
@@ -1017,8 +1023,8 @@ static inline void sched_hold(struct ioband_sched *s, struct ioband_entity *e)
  * from map.  The caller may dispatch held bios past every limit (suspend);
  * the limits only ever decide in ioband_sched_start() and _next().
  */
-void ioband_sched_dispatch(struct ioband_sched *s, struct ioband_entity *e,
-			   u32 cost, bool held)
+static inline void sched_dispatch(struct ioband_sched *s,
+				  struct ioband_entity *e, u32 cost, bool held)
 {
 	/*
 	 * Service under a range-bw minimum is owed, not a share of what is
@@ -1048,6 +1054,12 @@ void ioband_sched_dispatch(struct ioband_sched *s, struct ioband_entity *e,
 	if (s->conf.policy == IOBAND_POLICY_RANGE_BW)
 		range_charge(e, cost);
 }
+
+void ioband_sched_dispatch(struct ioband_sched *s, struct ioband_entity *e,
+			   u32 cost, bool held)
+{
+	sched_dispatch(s, e, cost, held);
+}
 EXPORT_SYMBOL_GPL(ioband_sched_dispatch);
 
 /*
@@ -1065,7 +1077,7 @@ bool ioband_sched_start(struct ioband_sched *s, struct ioband_entity *e,
 		sched_hold(s, e);
 		return false;
 	}
-	ioband_sched_dispatch(s, e, cost, false);
+	sched_dispatch(s, e, cost, false);
 	return true;
 }
 EXPORT_SYMBOL_GPL(ioband_sched_start);
@@ -1121,15 +1133,6 @@ struct ioband_entity *ioband_sched_next(struct ioband_sched *s, u64 now,
 }
 EXPORT_SYMBOL_GPL(ioband_sched_next);
 
-void ioband_sched_complete(struct ioband_sched *s, struct ioband_entity *e,
-			   u64 now)
-{
-	e->nr_inflight--;
-	s->nr_inflight--;
-	maybe_idle(s, e, now);
-}
-EXPORT_SYMBOL_GPL(ioband_sched_complete);
-
 /* All held bios of @from now belong to @to (a group being detached). */
 void ioband_sched_move_held(struct ioband_sched *s, struct ioband_entity *from,
 			    struct ioband_entity *to, u64 now)
@@ -1141,7 +1144,7 @@ void ioband_sched_move_held(struct ioband_sched *s, struct ioband_entity *from,
 	sched_arrive(s, to, now);
 	heap_remove(s, from);
 	from->nr_queued = 0;
-	maybe_idle(s, from, now);
+	ioband_sched_maybe_idle(s, from, now);
 	if (!to->nr_queued)
 		heap_insert(s, to);
 	to->nr_queued += nr;

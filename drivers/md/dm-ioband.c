@@ -36,12 +36,17 @@
  * 3. Tokens: the window and the carry-over
  *
  * A group may run ahead of the clock by one window, its share of
- * token_base tokens (the ancestor's tokens per epoch): window =
- * token_base / total weight in virtual time.  Past that its bios are held
- * in its queue until the clock catches up.  A group that was idle, or kept
- * fewer bios busy than its share, falls behind the clock; when it next
- * sends bios it keeps at most carryover windows of that credit, so idling
- * cannot be saved up into a long burst.
+ * token_base tokens (the ancestor's tokens per epoch) among the active
+ * groups: window = token_base / active weight in virtual time, so that
+ * groups configured but idle do not shrink it (with 64 busy groups among
+ * 1024, sharing it by the total weight held every other bio of a light
+ * group).  It is never less than token_base, or one token per group if
+ * there are more groups, shared by the total weight.  Past the window a
+ * group's bios are held in its queue until the clock catches up.  A group
+ * that was idle, or kept fewer bios busy than its share, falls behind the
+ * clock; when it next sends bios it keeps at most carryover times the
+ * least window of that credit, so idling cannot be saved up into a long
+ * burst.
  *
  * 4. Who counts as busy: activity, grace and work conservation
  *
@@ -90,11 +95,14 @@
  *
  * 7. A bio's life
  *
- * map() remaps the bio to the device below, classifies it and, under the
- * device group's spinlock, asks the scheduler.  If its group holds nothing
+ * map() remaps the bio to the device below and, under the device group's
+ * spinlock, classifies it and asks the scheduler.  If its group holds nothing
  * and may be served, the bio is charged and returned to device-mapper,
  * which submits it: the fast path, one lock round trip and no queueing.
- * Otherwise the bio is appended to its group's queue (DM_MAPIO_SUBMITTED).
+ * Otherwise the bio is appended to its group's queue and map() asks the
+ * scheduler what may go now; if that releases this very bio first in line
+ * (after every older bio of its group), map() returns it to
+ * device-mapper as on the fast path, else it stays (DM_MAPIO_SUBMITTED).
  * end_io() counts the completion and moves the bios the scheduler now
  * allows to the device group's ready list; a work item submits them with
  * dm_submit_bio_remap(), since completions may run in interrupt context
@@ -240,16 +248,6 @@ static struct workqueue_struct *ioband_wq;
 
 /* ---- classification ----------------------------------------------------- */
 
-/*
- * What a bio is classified by, worked out before the bio is remapped and
- * the lock is taken.  cgrp is valid under rcu_read_lock().
- */
-struct ioband_key {
-	enum ioband_group_type type;
-	s64 id;
-	struct cgroup *cgrp;
-};
-
 static s64 ioband_task_id(enum ioband_group_type type)
 {
 	switch (type) {
@@ -273,7 +271,9 @@ static s64 ioband_task_id(enum ioband_group_type type)
  * if there is one, and otherwise the facts it is made from: page cache
  * pages belong to the cgroup that dirtied them (which is what writeback
  * charges, whoever submits the bio), anything else to the submitting task.
- * Called under rcu_read_lock().
+ * Called with interrupts off; see ioband_lookup().  folio_memcg() wants
+ * rcu_read_lock() itself (lockdep does not count disabled interrupts), so
+ * the page cache's path, which is not the common one, takes it.
  */
 static struct cgroup *ioband_bio_cgroup(struct bio *bio)
 {
@@ -286,46 +286,48 @@ static struct cgroup *ioband_bio_cgroup(struct bio *bio)
 
 		if (!folio_test_slab(folio) && folio->mapping &&
 		    !folio_test_anon(folio)) {
-			struct mem_cgroup *memcg = folio_memcg(folio);
+			struct mem_cgroup *memcg;
+			struct cgroup *cgrp = NULL;
 
+			rcu_read_lock();
+			memcg = folio_memcg(folio);
 			if (memcg)
-				return memcg->css.cgroup;
+				cgrp = memcg->css.cgroup;
+			rcu_read_unlock();
+			if (cgrp)
+				return cgrp;
 		}
 	}
 	return task_dfl_cgroup(current);
 }
 
-static void ioband_bio_key(struct ioband_device *d, struct bio *bio,
-			   struct ioband_key *key)
-{
-	key->type = READ_ONCE(d->type);
-	if (key->type == IOBAND_TYPE_CGROUP)
-		key->cgrp = ioband_bio_cgroup(bio);
-	else
-		key->id = ioband_task_id(key->type);
-}
-
 /*
  * The group of a bio: its own or, for cgroups, its nearest ancestor's;
- * else the default group.  Called with dg->lock held.
+ * else the default group.  Called with dg->lock held, which also makes
+ * the cgroup pointers safe: interrupts are off, and that is an RCU
+ * read-side critical section (since the RCU flavours were merged in
+ * 4.20), so no rcu_read_lock() of its own is needed on every bio.
  */
 static struct ioband_group *ioband_lookup(struct ioband_device *d,
-					  const struct ioband_key *key)
+					  struct bio *bio)
 {
 	struct ioband_group *g = NULL;
-	struct cgroup *cgrp;
+	struct cgroup *cgrp = NULL;
 	s64 id;
 
-	/* the type changes only while no group is attached */
-	if (key->type != d->type || !d->nr_groups ||
-	    key->type == IOBAND_TYPE_NONE)
+	if (!d->nr_groups || d->type == IOBAND_TYPE_NONE)
 		return &d->def;
 	/* cgroup ids are 64-bit and never reused, so they can be cached */
-	id = key->type == IOBAND_TYPE_CGROUP ? cgroup_id(key->cgrp) : key->id;
+	if (d->type == IOBAND_TYPE_CGROUP) {
+		cgrp = ioband_bio_cgroup(bio);
+		id = cgroup_id(cgrp);
+	} else {
+		id = ioband_task_id(d->type);
+	}
 	if (d->last_grp && d->last_id == id)
 		return d->last_grp;
-	if (key->type == IOBAND_TYPE_CGROUP) {
-		for (cgrp = key->cgrp; cgrp && !g; cgrp = cgroup_parent(cgrp))
+	if (cgrp) {
+		for (; cgrp && !g; cgrp = cgroup_parent(cgrp))
 			g = xa_load(&d->groups, cgroup_id(cgrp));
 	} else {
 		g = xa_load(&d->groups, id);
@@ -359,39 +361,28 @@ static bool ioband_may_sleep(const struct bio *bio)
 }
 
 /*
- * Sleeps until the group of @key (now @g) has room or the device lets
- * bios pass; returns the group, looked up again, since it may have been
- * detached meanwhile.  Called and returns with dg->lock held and under
- * rcu_read_lock().  The sleep is cut into seconds, so that a long wait
- * behind a low cap is not taken for a hung task.  Not inlined: it stays
- * out of map()'s fast path, and a waiting task's wchan names it.
+ * Sleeps until the group of @bio has room or the device lets bios pass,
+ * and returns the group, looked up again: it may have been detached
+ * meanwhile.  Called and returns with dg->lock held.  The sleep is cut
+ * into seconds, so that a long wait behind a low cap is not taken for a
+ * hung task.  Not inlined: it stays out of map()'s fast path, and a
+ * waiting task's wchan names it.
  */
 static noinline struct ioband_group *
-ioband_wait_for_room(struct ioband_device *d, const struct ioband_key *key,
-		     struct ioband_group *g)
+ioband_wait_for_room(struct ioband_device *d, struct bio *bio)
 {
 	struct ioband_dg *dg = d->dg;
-	struct cgroup *cgrp = NULL;
+	struct ioband_group *g;
 	DEFINE_WAIT(wait);
 
-	if (key->type == IOBAND_TYPE_CGROUP) {
-		/* key->cgrp must outlive the RCU read section */
-		if (!cgroup_tryget(key->cgrp))
-			return g;
-		cgrp = key->cgrp;
-	}
 	do {
 		prepare_to_wait(&dg->room_wait, &wait, TASK_UNINTERRUPTIBLE);
 		spin_unlock_irq(&dg->lock);
-		rcu_read_unlock();
 		io_schedule_timeout(HZ);
-		rcu_read_lock();
 		spin_lock_irq(&dg->lock);
-		g = ioband_lookup(d, key);
+		g = ioband_lookup(d, bio);
 	} while (ioband_group_full(d, g));
 	finish_wait(&dg->room_wait, &wait);
-	if (cgrp)
-		cgroup_put(cgrp);
 	return g;
 }
 
@@ -509,7 +500,19 @@ static void ioband_count(struct ioband_group *g, struct bio *bio, bool held)
 	}
 }
 
-/* ---- the I/O path -------------------------------------------------------- */
+/*
+ * bio_set_dev() without the blkcg association: every bio this target
+ * charges goes down through dm_submit_bio_remap() (DM_MAPIO_REMAPPED or
+ * from the worker), which gives it the original bio's association, so
+ * associating it here as well would only be undone.
+ */
+static void ioband_set_dev(struct bio *bio, struct block_device *bdev)
+{
+	bio_clear_flag(bio, BIO_REMAPPED);
+	if (bio->bi_bdev != bdev)
+		bio_clear_flag(bio, BIO_BPS_THROTTLED);
+	bio->bi_bdev = bdev;
+}
 
 /* Bios that other groups may be waiting on go down at once; see 7. */
 static bool ioband_bio_urgent(const struct bio *bio)
@@ -524,7 +527,6 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	struct ioband_dg *dg = d->dg;
 	struct ioband_sched *s = &dg->sched;
 	struct ioband_group *g;
-	struct ioband_key key;
 	bool held, waited = false, ready = false;
 	u64 now;
 
@@ -535,16 +537,14 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 		return DM_MAPIO_REMAPPED;
 	}
 
-	rcu_read_lock();
-	ioband_bio_key(d, bio, &key);
 	/* A held bio may be released as soon as the lock drops. */
-	bio_set_dev(bio, d->dev->bdev);
+	ioband_set_dev(bio, d->dev->bdev);
 	bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
 
 	spin_lock_irq(&dg->lock);
-	g = ioband_lookup(d, &key);
+	g = ioband_lookup(d, bio);
 	if (unlikely(ioband_group_full(d, g)) && ioband_may_sleep(bio)) {
-		g = ioband_wait_for_room(d, &key, g);
+		g = ioband_wait_for_room(d, bio);
 		waited = true;
 	}
 	ib->cost = ioband_bio_cost(s, bio_sectors(bio), bio_has_data(bio));
@@ -553,23 +553,30 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	held = !ioband_sched_start(s, &g->ent, ib->cost,
 				   d->passthrough || ioband_bio_urgent(bio),
 				   now);
-	ioband_count(g, bio, held || waited);
 	if (held) {
 		bio_list_add(&g->held, bio);
 		g->held_sectors += bio_sectors(bio);
 		trace_ioband_hold(dg->name, g->id, bio);
 		/* it may be the one the scheduler waits for */
 		ready = ioband_release_allowed(dg, now);
+		/*
+		 * Released at once and first in line (so after every older
+		 * bio of its group): it goes down from here, without the
+		 * worker.  ioband_release_one() has charged it.
+		 */
+		if (dg->ready.head == bio) {
+			bio_list_pop(&dg->ready);
+			ready = !bio_list_empty(&dg->ready);
+			held = false;
+		}
 	} else {
 		ib->grp = g;
 	}
+	ioband_count(g, bio, held || waited);
 	spin_unlock_irq(&dg->lock);
-	rcu_read_unlock();
-	if (!held)
-		return DM_MAPIO_REMAPPED;
 	if (ready)
 		queue_work(ioband_wq, &dg->submit_work);
-	return DM_MAPIO_SUBMITTED;
+	return held ? DM_MAPIO_SUBMITTED : DM_MAPIO_REMAPPED;
 }
 
 static int ioband_end_io(struct dm_target *ti, struct bio *bio,

@@ -157,6 +157,8 @@ struct ioband_sched {
 	struct ioband_dg_conf conf;
 	u64 vclock;		/* the device group's virtual clock */
 	u64 window;		/* how far past the clock a group may run */
+	u64 window_weight;	/* the active weight window was shared by */
+	u64 base_window;	/* the least window: total weight's share */
 	u64 carry;		/* how far behind it a group may stay */
 	u64 total_weight;	/* all groups, busy or idle */
 	u32 nr_entities;	/* all groups */
@@ -220,8 +222,42 @@ bool ioband_sched_start(struct ioband_sched *s, struct ioband_entity *e,
 			u32 cost, bool bypass, u64 now);
 struct ioband_entity *ioband_sched_next(struct ioband_sched *s, u64 now,
 					u64 *wake_at);
-void ioband_sched_complete(struct ioband_sched *s, struct ioband_entity *e,
+void ioband_sched_idle_add(struct ioband_sched *s, struct ioband_entity *e,
 			   u64 now);
+
+/*
+ * A group with nothing held or in flight keeps its share for idle_ns if it
+ * has had more than one bio in the scheduler at once since it became
+ * active: its I/O comes from several submitters (or an asynchronous one),
+ * so a moment with nothing in flight means they are between two I/Os.  A
+ * group that has only ever had one bio at a time is a single synchronous
+ * stream whose pauses are its own: holding the others back during them
+ * would only leave the device idle, so it gives its share up at once.
+ * Inline, like ioband_sched_complete(): every completion runs it.
+ */
+static inline void ioband_sched_maybe_idle(struct ioband_sched *s,
+					   struct ioband_entity *e, u64 now)
+{
+	if (!e->active || e->nr_queued || e->nr_inflight)
+		return;
+	if (e->parallel) {
+		ioband_sched_idle_add(s, e, now);
+		return;
+	}
+	e->active = false;
+	s->active_weight -= e->weight;
+	s->nr_active--;
+}
+
+/* A bio of @e has completed. */
+static inline void ioband_sched_complete(struct ioband_sched *s,
+					 struct ioband_entity *e, u64 now)
+{
+	e->nr_inflight--;
+	s->nr_inflight--;
+	ioband_sched_maybe_idle(s, e, now);
+}
+
 void ioband_sched_move_held(struct ioband_sched *s, struct ioband_entity *from,
 			    struct ioband_entity *to, u64 now);
 void ioband_entity_restart(struct ioband_sched *s, struct ioband_entity *e);

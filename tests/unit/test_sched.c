@@ -245,6 +245,54 @@ static void heap_random(void)
 	CHECK(queued == 0, "queued counts disagree");
 }
 
+/*
+ * Bios a busy group of weight 100 sends before it is held, while @busy - 1
+ * other groups of weight 100 have one bio each in flight and @idle more
+ * of weight 100-400 are configured and idle.
+ */
+static u32 run_ahead(u32 busy, u32 idle)
+{
+	enum { N = 1100 };
+	static struct ioband_entity ent[N];
+	static struct ioband_entity *heap[N];
+	struct ioband_dg_conf conf;
+	struct ioband_sched s;
+	u32 i, n = 0;
+
+	ioband_dg_conf_init(&conf);
+	conf.io_limit = IOBAND_IO_LIMIT_MAX;
+	ioband_sched_init(&s, &conf, heap, N);
+	for (i = 0; i < busy + idle; i++)
+		ioband_entity_init(&s, &ent[i],
+				   i < busy ? 100 : 100 * (1 + i % 4));
+	for (i = 1; i < busy; i++)
+		ioband_sched_start(&s, &ent[i], 8, false, 0);
+	while (n < 100000 && ioband_sched_start(&s, &ent[0], 8, false, 0))
+		n++;
+	return n;
+}
+
+/*
+ * The window is token_base shared by the active groups' weight, so idle
+ * groups do not shrink it: with another busy group of weight 100, a group
+ * of 100 runs about 256 bios ahead of the clock (256 tokens over 200 of
+ * weight, while the clock moves half as fast as the group), with or
+ * without 1000 idle groups (sharing by the total weight let it run 3
+ * ahead).  When every group is busy the least window is one token per
+ * group, and the carry-over's credit: a few bios.
+ */
+static void window_follows_active_weight(void)
+{
+	u32 alone = run_ahead(2, 0), among = run_ahead(2, 1000);
+
+	CHECK(alone >= 250 && alone <= 262, "2 busy alone: %u bios ahead",
+	      alone);
+	CHECK(among + 2 >= alone && among <= alone,
+	      "2 busy among 1000 idle: %u bios ahead, %u alone", among, alone);
+	alone = run_ahead(1024, 0);
+	CHECK(alone >= 1 && alone <= 4, "1024 busy: %u bios ahead", alone);
+}
+
 /* Detaching moves held bios and weight bookkeeping along. */
 static void move_held(void)
 {
@@ -482,6 +530,7 @@ void sched_tests(void)
 	RUN(range_min);
 	RUN(range_light_not_delayed);
 	RUN(heap_random);
+	RUN(window_follows_active_weight);
 	RUN(move_held);
 	RUN(weight_change);
 	RUN(idle_grace);
