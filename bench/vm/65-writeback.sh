@@ -25,7 +25,7 @@
 # 2. fsync latency under a buffered flood: ext4 on a null_blk limited to
 #    16 MiB/s; cgroup flood (weight 1) writes 16 MiB files in a loop while
 #    cgroup sync (weight 1000) writes 16 KiB with dd conv=fsync, timed in
-#    the guest (the time includes starting dd).  iocost and BFQ on the raw
+#    the guest (the time includes starting dd); median and max.  iocost and BFQ on the raw
 #    null_blk, then dm-linear and ioband (default group, where jbd2's
 #    journal writes land, at weight 1) on a dm device over it.
 #
