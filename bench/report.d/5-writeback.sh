@@ -43,10 +43,15 @@ cgroup rewrite their own 2 MiB files (64 KiB writes, \`fdatasync\`).
 vm.dirty_bytes 16 MiB, background 4 MiB, so that the kernel's flusher
 threads write the data back.  Counted: each cgroup's \`wbytes\` in its
 io.stat line for the null_blk (what reached the disk for it) over a window
-of $(get wb.window) s after a warm-up of $(get wb.warm) s.  ioband: type cgroup,
+of $(get wb.window) s after a warm-up of $(get wb.warm) s (fdatasync) or
+$(get wb.fwarm) s (flusher: its dirty throttling follows each cgroup's
+writeback bandwidth, which takes seconds to settle after a change).  ioband: type cgroup,
 weight-iosize, \`io_limit 2\`, default token_base.  iocost: \`io.weight\`,
 \`io.cost.qos enable=1\` with its automatic model.  BFQ: \`io.bfq.weight\`,
-its defaults.  The controllers change under the running load.  MiB/s: both
+its defaults.  The controllers change under the running load.  io.stat
+counts a bio when it is submitted to the null_blk: below ioband when ioband
+releases it, under BFQ and iocost before they hold it (at most their
+queue's worth of difference over a window).  MiB/s: both
 cgroups' bytes over the window (a / b: each one's MiB); under TCG the
 guest's CPU and other work on the host move it.
 

@@ -35,8 +35,9 @@
 # after mount from a kernel thread).
 #
 # Settings: bench.window (seconds counted per case, 10; the short mode's
-# 3), bench.wb_warm (warm-up after both cgroups reach the disk, 4 s, 2 in
-# the short mode), bench.fs_rounds (fsyncs per case, 24; 8 short).
+# 3), bench.wb_warm and bench.wb_fwarm (warm-up after both cgroups reach
+# the disk, fdatasync and flusher loads: 4 and 8 s, 2 in the short mode),
+# bench.fs_rounds (fsyncs per case, 24; 8 short).
 # timeout: 1200
 . /tests/lib.sh
 . /tests/t/bench.inc
@@ -46,6 +47,10 @@ WIN=$(bparam window 10)
 SHORT=0
 [ "$WIN" -lt 10 ] && SHORT=1
 WARM=$(bparam wb_warm $((SHORT ? 2 : 4)))
+# the flusher load settles slower after a change of controller: the
+# kernel's estimate of each cgroup's writeback bandwidth, which sets how
+# fast its writer may dirty pages, follows the new split over seconds
+FWARM=$(bparam wb_fwarm $((SHORT ? 2 : 8)))
 ROUNDS=$(bparam fs_rounds $((SHORT ? 8 : 24)))
 W_A=300 W_B=100
 mnt=/mnt/wb
@@ -124,7 +129,7 @@ measure() {
 		i=$((i + 1))
 		[ $i -lt 120 ] || fail "$key: not both cgroups reached the disk in 60 s (a $((a1 - a0)), b $((b1 - b0)) bytes)"
 	done
-	nap "$WARM"
+	nap "$LOAD_WARM"
 	usecs; t0=$REPLY
 	cg_io wa "$mm"; a0=$CG_WBYTES
 	cg_io wb "$mm"; b0=$CG_WBYTES
@@ -199,6 +204,7 @@ on_exit "echo $(cat /proc/sys/vm/dirty_background_ratio) >/proc/sys/vm/dirty_bac
 report wb.settings "io_limit=2,weights=$W_A/$W_B"
 report wb.window "$WIN"
 report wb.warm "$WARM"
+report wb.fwarm "$FWARM"
 report wb.fs_rounds "$ROUNDS"
 nb=$(wb_nullb wbn0 512 mbps=8 max_sectors=128 hw_queue_depth=8)
 nbn=${nb#/dev/}
@@ -241,10 +247,12 @@ null_blk_cases() { # load suffix
 }
 # both loads, one after the other, each through the cases of function $1
 both_loads() {
+	LOAD_WARM=$WARM
 	start_fdatasync
 	$1 fdatasync
 	end_load
 	dirty_limits $((16 << 20)) $((4 << 20))
+	LOAD_WARM=$FWARM
 	start_flusher
 	$1 flusher
 	end_load
