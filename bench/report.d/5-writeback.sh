@@ -7,11 +7,13 @@ wb_label() {
 	case $1 in
 	none) echo "none (raw null_blk)" ;;
 	bfq) echo "BFQ (raw null_blk)" ;;
-	iocost) echo "iocost (raw null_blk)" ;;
+	iocost) echo "iocost as it comes, automatic model (raw null_blk)" ;;
+	iocost-model) echo "iocost, model 8 MiB/s (raw null_blk)" ;;
 	ioband) echo "ioband (dm device)" ;;
 	bfq-below-dm) echo "dm-linear, BFQ on the null_blk below" ;;
 	iocost-below-dm) echo "dm-linear, iocost on the null_blk below" ;;
-	iocost-on-dm) echo "dm-linear, iocost enabled on the dm device" ;;
+	iocost-model-below-dm) echo "dm-linear, iocost (model 8 MiB/s) on the null_blk below" ;;
+	iocost-on-dm) echo "dm-linear, iocost (model 8 MiB/s) enabled on the dm device" ;;
 	linear) echo "dm-linear (dm device, no control)" ;;
 	esac
 }
@@ -47,7 +49,11 @@ of $(get wb.window) s after a warm-up of $(get wb.warm) s (fdatasync) or
 $(get wb.fwarm) s (flusher: its dirty throttling follows each cgroup's
 writeback bandwidth, which takes seconds to settle after a change).  ioband: type cgroup,
 weight-iosize, \`io_limit 2\`, default token_base.  iocost: \`io.weight\`,
-\`io.cost.qos enable=1\` with its automatic model.  BFQ: \`io.bfq.weight\`,
+\`io.cost.qos enable=1\`, once as it comes (its automatic model and QoS)
+and once with \`io.cost.model\` set to the null_blk's real speed
+(\`ctrl=user model=linear\`, 8 MiB/s and 2048 IOPS both ways, so that an I/O
+costs its pages): the automatic model takes the null_blk for a fast SSD,
+never busy, and iocost enforces weights only on a busy device.  BFQ: \`io.bfq.weight\`,
 its defaults.  The controllers change under the running load.  io.stat
 counts a bio when it is submitted to the null_blk: below ioband when ioband
 releases it, under BFQ and iocost before they hold it (at most their
@@ -58,7 +64,7 @@ guest's CPU and other work on the host move it.
 | controller | fdatasync: a's share (vs 75) | fdatasync: MiB/s (a / b MiB) | flusher: a's share (vs 75) | flusher: MiB/s (a / b MiB) |
 |---|---|---|---|---|
 EOT
-	for c in none bfq iocost linear ioband bfq-below-dm iocost-below-dm iocost-on-dm; do
+	for c in none bfq iocost-model iocost linear ioband bfq-below-dm iocost-below-dm iocost-model-below-dm iocost-on-dm; do
 		has "wb.fdatasync.$c.share" || has "wb.flusher.$c.share" || continue
 		echo "| $(wb_label $c) | $(wb_cell fdatasync $c) | $(wb_cell flusher $c) |"
 	done
@@ -69,8 +75,11 @@ EOT
 	done
 	has wb.dm.scheduler &&
 		echo "BFQ on the dm device itself: not measurable: after \`bfq\` is written to its scheduler file, the file reads \`$(get wb.dm.scheduler | tr '_' ' ')\` (a bio-based device has no I/O scheduler)."
-	[ "$(get wb.dm.iocost_enable)" = refused ] &&
-		echo "iocost on the dm device itself: not measurable: \`io.cost.qos\` refused \`enable=1\` for it."
+	case $(get wb.dm.iocost_enable) in
+	refused) echo "iocost on the dm device itself: not measurable: \`io.cost.qos\` refused \`enable=1\` for it." ;;
+	model_refused) echo "iocost on the dm device itself: not measurable: \`io.cost.model\` refused the linear model for it." ;;
+	esac
+	has wb.na.iocost_model && echo "iocost with a model: not measurable: $(get wb.na.iocost_model | tr '_' ' ')."
 fi
 
 if has wb.fs.linear.max_ms || has wb.fs.ioband.max_ms; then
@@ -83,7 +92,7 @@ Cgroup flood (weight 1) rewrites 16 MiB files in a loop; once 16 MiB of
 it has reached the disk, cgroup sync (weight 1000) writes 16 KiB and fsyncs
 it, $(get wb.fs_rounds) times, each
 timed in the guest, the start of \`dd\` included.  BFQ and iocost
-(\`io.bfq.weight\`, \`io.weight\`) act on the raw null_blk, where jbd2's
+(\`io.bfq.weight\`, \`io.weight\`, the model set to 16 MiB/s) act on the raw null_blk, where jbd2's
 journal writes come from the root cgroup, which neither lets one weight;
 dm-linear and ioband (type cgroup, weight-iosize, \`io_limit 8\`, the default
 group, where the journal's writes land, at weight 1) on a dm device over it.

@@ -13,11 +13,13 @@
 #      oldest deleted), vm.dirty_bytes 16 MiB, background 4 MiB (the
 #      kernel's flusher threads submit the data).
 #    Each load runs once with ext4 on the raw null_blk: no controller,
-#    BFQ (io.bfq.weight), iocost (io.weight, io.cost.qos enable=1); and
-#    once with the same file system on a dm device over the null_blk:
-#    dm-linear alone, ioband (cgroup, weight-iosize, io_limit 2, default
-#    token_base), and dm-linear with BFQ or iocost on the null_blk below
-#    it, and with iocost enabled on the dm device itself.  The controllers change under the
+#    BFQ (io.bfq.weight), iocost (io.weight) with the null_blk's real
+#    speed as its model, and iocost as it comes (io.cost.qos enable=1
+#    alone); and once with the same file system on a dm device over the
+#    null_blk: dm-linear alone, ioband (cgroup, weight-iosize, io_limit 2,
+#    default token_base), and dm-linear with BFQ or iocost (the model set)
+#    on the null_blk below it, and with iocost (the model set) enabled on
+#    the dm device itself.  The controllers change under the
 #    running load (scheduler switch, io.cost.qos, live table swap).
 #    Counted: each cgroup's wbytes in its io.stat line for the null_blk
 #    (what reached the disk for it, whoever submitted it) over a window
@@ -25,16 +27,17 @@
 # 2. fsync latency under a buffered flood: ext4 on a null_blk limited to
 #    16 MiB/s; cgroup flood (weight 1) writes 16 MiB files in a loop while
 #    cgroup sync (weight 1000) writes 16 KiB with dd conv=fsync, timed in
-#    the guest (the time includes starting dd); median and max.  iocost and BFQ on the raw
-#    null_blk, then dm-linear and ioband (default group, where jbd2's
-#    journal writes land, at weight 1) on a dm device over it.
+#    the guest (the time includes starting dd); median and max.  BFQ and
+#    iocost (its model set to 16 MiB/s) on the raw null_blk, then
+#    dm-linear and ioband (default group, where jbd2's journal writes
+#    land, at weight 1) on a dm device over it.
 #
 # Files are created by the cgroup that writes them (a page belongs to the
 # cgroup that first brought it into memory), and mkfs initialises inode
 # tables and journal up front (lazy initialisation writes for seconds
 # after mount from a kernel thread).
 #
-# Settings: bench.window (seconds counted per case, 10; the short mode's
+# Settings: bench.window (seconds counted per case, 8; the short mode's
 # 3), bench.wb_warm and bench.wb_fwarm (warm-up after both cgroups reach
 # the disk, fdatasync and flusher loads: 4 and 8 s, 2 in the short mode),
 # bench.fs_rounds (fsyncs per case, 24; 8 short).
@@ -43,9 +46,9 @@
 . /tests/t/bench.inc
 require mkfs.ext4
 
-WIN=$(bparam window 10)
+WIN=$(bparam window 8)
 SHORT=0
-[ "$WIN" -lt 10 ] && SHORT=1
+[ "$WIN" -lt 8 ] && SHORT=1
 WARM=$(bparam wb_warm $((SHORT ? 2 : 4)))
 # the flusher load settles slower after a change of controller: the
 # kernel's estimate of each cgroup's writeback bandwidth, which sets how
@@ -231,18 +234,32 @@ for g in wa wb; do
 done
 sync
 
-# BFQ and iocost on the null_blk (measured as LOAD.bfqSUFFIX and
-# LOAD.iocostSUFFIX), each unless not measurable
+# iocost's cost model for device $1: the device's real speed (MIBS MiB/s,
+# 256 * MIBS pages of 4 KiB a second, no cost per I/O beyond its pages),
+# or "auto".  With its automatic model iocost takes the null_blk for an
+# SSD of hundreds of MiB/s that is never busy, and it enforces weights
+# only on a busy device.
+iocost_model() { # majmin user MIBS | majmin auto
+	local m="ctrl=auto" b=$((${3:-0} << 20)) p=$((${3:-0} * 256))
+	[ "$2" = user ] && m="ctrl=user model=linear rbps=$b rseqiops=$p rrandiops=$p wbps=$b wseqiops=$p wrandiops=$p"
+	echo "$1 $m" >"$CG_ROOT/io.cost.model"
+}
+# BFQ and iocost with the device's model on the null_blk (measured as
+# LOAD.bfqSUFFIX and LOAD.iocost-modelSUFFIX), each unless not measurable
 null_blk_cases() { # load suffix
 	if [ -z "$NA_bfq" ]; then
 		sched "$nbn" bfq
 		measure "$1.bfq$2"
 		sched "$nbn" none
 	fi
-	if [ -z "$NA_iocost" ]; then
+	[ -z "$NA_iocost" ] || return 0
+	if iocost_model "$mm" user 8; then
 		iocost "$mm" 1
-		measure "$1.iocost$2"
+		measure "$1.iocost-model$2"
 		iocost "$mm" 0
+		iocost_model "$mm" auto || fail "io.cost.model $mm ctrl=auto"
+	else
+		report wb.na.iocost_model "io.cost.model_refused_the_linear_model_for_$mm"
 	fi
 }
 # both loads, one after the other, each through the cases of function $1
@@ -263,6 +280,12 @@ both_loads() {
 raw_cases() { # load
 	measure "$1.none"
 	null_blk_cases "$1" ""
+	if [ -z "$NA_iocost" ]; then
+		# iocost as it comes: enable=1, automatic model and QoS
+		iocost "$mm" 1
+		measure "$1.iocost"
+		iocost "$mm" 0
+	fi
 }
 both_loads raw_cases
 umount $mnt || fail "umount $nb"
@@ -286,14 +309,16 @@ dm_cases() { # load
 	dm_swap wbd "$T_LIN"
 	null_blk_cases "$1" -below-dm
 	[ -n "$NA_iocost" ] && return
-	# on the dm device itself; its hooks run only for a request-based
-	# queue
-	if echo "$devmm enable=1" >"$CG_ROOT/io.cost.qos" 2>/dev/null; then
+	# on the dm device itself, with the null_blk's model; its hooks run
+	# only for a request-based queue
+	if ! iocost_model "$devmm" user 8 2>/dev/null; then
+		report wb.dm.iocost_enable model_refused
+	elif ! echo "$devmm enable=1" >"$CG_ROOT/io.cost.qos" 2>/dev/null; then
+		report wb.dm.iocost_enable refused
+	else
 		report wb.dm.iocost_enable accepted
 		measure "$1.iocost-on-dm"
 		iocost "$devmm" 0
-	else
-		report wb.dm.iocost_enable refused
 	fi
 }
 both_loads dm_cases
@@ -364,6 +389,7 @@ if [ -z "$NA_bfq" ]; then
 	sched "$nbn" none
 fi
 if [ -z "$NA_iocost" ]; then
+	iocost_model "$mm" user 16 || fail "io.cost.model for $mm"
 	iocost "$mm" 1
 	fsync_case iocost "$nbn"
 	iocost "$mm" 0
