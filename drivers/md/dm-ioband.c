@@ -361,20 +361,21 @@ static bool ioband_may_sleep(const struct bio *bio)
 }
 
 /*
- * Sleeps until the group of @bio has room or the device lets bios pass,
- * and returns the group, looked up again: it may have been detached
- * meanwhile.  Called and returns with dg->lock held.  The sleep is cut
- * into seconds, so that a long wait behind a low cap is not taken for a
- * hung task.  Not inlined: it stays out of map()'s fast path, and a
+ * Sleeps until the group of @bio (@g, full) has room or the device lets
+ * bios pass, and returns the group, looked up again: it may have been
+ * detached meanwhile.  Called and returns with dg->lock held.  The sleep
+ * is cut into seconds, so that a long wait behind a low cap is not taken
+ * for a hung task.  Not inlined: it stays out of map()'s fast path, and a
  * waiting task's wchan names it.
  */
 static noinline struct ioband_group *
-ioband_wait_for_room(struct ioband_device *d, struct bio *bio)
+ioband_wait_for_room(struct ioband_device *d, struct bio *bio,
+		     struct ioband_group *g)
 {
 	struct ioband_dg *dg = d->dg;
-	struct ioband_group *g;
 	DEFINE_WAIT(wait);
 
+	trace_ioband_wait(dg->name, g->id, bio);
 	do {
 		prepare_to_wait(&dg->room_wait, &wait, TASK_UNINTERRUPTIBLE);
 		spin_unlock_irq(&dg->lock);
@@ -544,7 +545,7 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	spin_lock_irq(&dg->lock);
 	g = ioband_lookup(d, bio);
 	if (unlikely(ioband_group_full(d, g)) && ioband_may_sleep(bio)) {
-		g = ioband_wait_for_room(d, bio);
+		g = ioband_wait_for_room(d, bio, g);
 		waited = true;
 	}
 	ib->cost = ioband_bio_cost(s, bio_sectors(bio), bio_has_data(bio));

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Tracepoints of the ioband target: a bio held in its group's queue, and
- * a held bio released to the device below.
+ * Tracepoints of the ioband target: a bio held in its group's queue, a
+ * held bio released to the device below, and a bio whose submitter waits
+ * for room in its full group (once per wait).
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM ioband
@@ -36,6 +37,10 @@ DEFINE_EVENT(ioband_bio, ioband_hold,
 	     TP_ARGS(dg_name, group_id, bio));
 
 DEFINE_EVENT(ioband_bio, ioband_release,
+	     TP_PROTO(const char *dg_name, s64 group_id, struct bio *bio),
+	     TP_ARGS(dg_name, group_id, bio));
+
+DEFINE_EVENT(ioband_bio, ioband_wait,
 	     TP_PROTO(const char *dg_name, s64 group_id, struct bio *bio),
 	     TP_ARGS(dg_name, group_id, bio));
 
