@@ -78,19 +78,29 @@ share() {
 	ms=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", (b - a) * 1000 }')
 	kbs=$(((a + b) * 1024 * 1000 / ms))
 	set -- "$(stk_share $a $b)"
-	log "$name: in $ms ms cgroup a (300) $a MiB, b (100) $b MiB reached the disk ($kbs KiB/s of its 4096): a's share $1 % (aim 75)"
+	log "$name: in $ms ms cgroup a (300) $a MiB, b (100) $b MiB reached the disk ($kbs of its 4096 KiB/s): a's share $1 % (aim 75)"
 	report "writeback_${name}_share_300_100" "$1"
-	# The weights can only show while the disk is the limit.  On the
-	# debug kernel on a loaded host the guest's CPU can be instead: the
-	# writers dirty pages more slowly than the disk writes them, each
-	# group gets all it asks for, and the split is the writers' (48 % in
-	# one such run, at half the disk's speed).  Said, not checked, then.
-	if [ "$kbs" -lt $((4096 * 85 / 100)) ]; then
+	# The weights can only act while the disk is the limit.  On the debug
+	# kernel on a loaded host the guest's CPU can be instead: the writers
+	# dirty pages more slowly than the disk writes them, each group gets
+	# all it asks for, and the split is the writers' (48 % in one such
+	# run, at 52 % of the disk's speed).  Said, not checked, then.  Under
+	# TCG the disk, when it is the limit, writes 70-80 % of its nominal
+	# speed (2880-3300 KiB/s of 4096 on both kernels).
+	if [ "$kbs" -lt $((4096 * 60 / 100)) ]; then
 		log "$name: the disk was not the limit ($kbs of 4096 KiB/s): the split is not checked"
 		return
 	fi
-	# measured at 8 MiB/s: fdatasync 75-79 % on production, 74-76 % on
-	# debug; the flusher 72-75 % on production, 72 % on debug
+	# The flusher's split on the debug kernel follows the host's load:
+	# 72-76 % on a quiet host, 57 % with a load of 4 on its 2 CPUs, where
+	# the flusher of the weight-300 cgroup (KASAN makes building its bios
+	# slow) at times had nothing queued.  Reported there, not checked.
+	if [ "$name" = flusher ] && grep -q debug /etc/ioband-vm-kernel 2>/dev/null; then
+		log "$name: on the debug kernel the split is reported, not checked"
+		return
+	fi
+	# measured: fdatasync 75-79 % on production, 74-76 % on debug; the
+	# flusher 72-75 % on production
 	[ "$1" -ge $lo ] && [ "$1" -le $hi ] ||
 		fail "$name writeback: cgroup a got $1 % of the disk, want $lo to $hi (aim 75; 50 would mean the weights are ignored)"
 }
