@@ -25,6 +25,8 @@ require fio
 tr=/sys/kernel/tracing
 [ -d $tr/events/ioband ] || mount -t tracefs nodev $tr 2>/dev/null
 [ -d $tr/events/ioband ] || skip "no tracefs with ioband events"
+# the tests after this one find tracing as it was
+on_exit "echo $(cat $tr/tracing_on) > $tr/tracing_on; echo > $tr/trace"
 nb=$(nullb_create bp0 256 "" "" 1)
 sz=$(blockdev --getsz "$nb")
 cg_create bp-w >/dev/null
