@@ -645,6 +645,25 @@ static void heap_remove(struct ioband_sched *s, struct ioband_entity *e)
  * I/Os keeps its share, a group that has stopped gives it up.
  */
 /*
+ * The clock only moves forward, by less than 2^63 at a time; a new value
+ * below the old one has wrapped past 2^64, which advances the epoch.
+ */
+static inline void sched_clock_to(struct ioband_sched *s, u64 vclock)
+{
+	if (vclock < s->vclock)
+		s->vclock_wraps++;
+	s->vclock = vclock;
+}
+
+/* @e's virtual time is now @vtime, set relative to the current clock. */
+static inline void entity_set_vtime(struct ioband_sched *s,
+				    struct ioband_entity *e, u64 vtime)
+{
+	e->vtime = vtime;
+	e->vtime_epoch = ioband_sched_epoch(s);
+}
+
+/*
  * The window is one epoch of token_base tokens shared by the weight of the
  * active groups, so that a busy group among many idle ones may still run
  * a few bios ahead of the clock: sharing it by the weight of every
@@ -733,6 +752,7 @@ void ioband_entity_init(struct ioband_sched *s, struct ioband_entity *e,
 {
 	memset(e, 0, sizeof(*e));
 	e->vtime = s->vclock;
+	e->vtime_epoch = ioband_sched_epoch(s);
 	e->weight = weight;
 	e->inv_weight = inv_weight(weight);
 	e->heap_idx = -1;
@@ -833,6 +853,7 @@ void ioband_entity_restart(struct ioband_sched *s, struct ioband_entity *e)
 {
 	/* Equal keys keep the heap ordered without re-sorting it. */
 	e->vtime = s->vclock;
+	e->vtime_epoch = ioband_sched_epoch(s);
 }
 EXPORT_SYMBOL_GPL(ioband_entity_restart);
 
@@ -857,8 +878,15 @@ static inline void sched_arrive(struct ioband_sched *s,
 	} else {
 		e->parallel = true;
 	}
-	if (!e->nr_queued && vt_before(e->vtime, floor))
-		e->vtime = floor;
+	/*
+	 * A group whose time was last set two epochs ago is more than 2^61
+	 * behind the clock, far past any credit it may keep; within one
+	 * epoch, the two times are less than 2^63 apart and compare right.
+	 */
+	if (!e->nr_queued &&
+	    (ioband_sched_epoch(s) - e->vtime_epoch >= 2 ||
+	     vt_before(e->vtime, floor)))
+		entity_set_vtime(s, e, floor);
 }
 
 /* ---- range-bw --------------------------------------------------------------
@@ -986,7 +1014,7 @@ static inline bool may_serve(struct ioband_sched *s,
 			*wake_at = s->idle_head->idle_since + s->idle_ns;
 		return false;
 	}
-	s->vclock = e->vtime - window;
+	sched_clock_to(s, e->vtime - window);
 	return true;
 }
 
@@ -1037,16 +1065,17 @@ static inline void sched_dispatch(struct ioband_sched *s,
 	if (held && !--e->nr_queued)
 		heap_remove(s, e);
 	if (!owed) {
-		e->vtime += cost * e->inv_weight;
-		s->vclock += div64_u64((u64)cost * IOBAND_VSCALE,
-				       s->active_weight);
+		sched_clock_to(s, s->vclock +
+			       div64_u64((u64)cost * IOBAND_VSCALE,
+					 s->active_weight));
+		entity_set_vtime(s, e, e->vtime + cost * e->inv_weight);
 	}
 	/*
 	 * A group running alone sets the clock: when others join, it has
 	 * its whole window ahead of it, not whatever lead it had left.
 	 */
 	if (s->nr_active == 1 && vt_before(s->vclock, e->vtime))
-		s->vclock = e->vtime;
+		sched_clock_to(s, e->vtime);
 	if (e->heap_idx >= 0)
 		heap_down(s, e->heap_idx);
 	e->nr_inflight++;
@@ -1055,10 +1084,38 @@ static inline void sched_dispatch(struct ioband_sched *s,
 		range_charge(e, cost);
 }
 
-void ioband_sched_dispatch(struct ioband_sched *s, struct ioband_entity *e,
-			   u32 cost, bool held)
+/*
+ * A bio that bypasses holding is charged like any other, but the debt it
+ * leaves is bounded, as iocost bounds its debts: beyond its window a group
+ * owes at most @carry of virtual time (what it may keep as credit the
+ * other way), and a capped group's bucket at most one burst.  The excess
+ * is forgiven, so that a flood of metadata, swap or suspend-time bios
+ * cannot stall its group for longer than that once it is over.  A debt
+ * the group already had is kept, not forgiven.
+ */
+static inline void sched_dispatch_bypass(struct ioband_sched *s,
+					 struct ioband_entity *e, u32 cost,
+					 bool held)
 {
+	u64 vtime = e->vtime, limit;
+	s64 cap_tokens = e->cap_tokens;
+
 	sched_dispatch(s, e, cost, held);
+	limit = s->vclock + sched_window(s) + s->carry;
+	if (vt_before(limit, e->vtime))
+		entity_set_vtime(s, e, vt_before(limit, vtime) ? vtime : limit);
+	if (e->max_kbps && e->cap_tokens < -range_depth(e->max_kbps))
+		e->cap_tokens = min_t(s64, cap_tokens,
+				      -range_depth(e->max_kbps));
+}
+
+void ioband_sched_dispatch(struct ioband_sched *s, struct ioband_entity *e,
+			   u32 cost, bool held, bool bypass)
+{
+	if (bypass)
+		sched_dispatch_bypass(s, e, cost, held);
+	else
+		sched_dispatch(s, e, cost, held);
 }
 EXPORT_SYMBOL_GPL(ioband_sched_dispatch);
 
@@ -1066,14 +1123,19 @@ EXPORT_SYMBOL_GPL(ioband_sched_dispatch);
  * A bio of @cost arrives for @e: true if it may go down at once (and it
  * is charged), false if it must wait (and it is queued: the caller keeps
  * it in @e's list).  @bypass sends it regardless: while suspending, and
- * for bios that other groups may be waiting on.
+ * for bios that other groups may be waiting on; its debt is bounded (see
+ * sched_dispatch_bypass()).
  * The one call the map path makes, so the building blocks inline here.
  */
 bool ioband_sched_start(struct ioband_sched *s, struct ioband_entity *e,
 			u32 cost, bool bypass, u64 now)
 {
 	sched_arrive(s, e, now);
-	if (!bypass && !sched_admit(s, e, now)) {
+	if (bypass) {
+		sched_dispatch_bypass(s, e, cost, false);
+		return true;
+	}
+	if (!sched_admit(s, e, now)) {
 		sched_hold(s, e);
 		return false;
 	}
