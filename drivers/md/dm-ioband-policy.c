@@ -14,6 +14,7 @@
 #endif
 #include <linux/dm-ioband.h>
 #include <linux/math64.h>
+#include <linux/sort.h>
 #include <linux/string.h>
 
 /* ---- names ------------------------------------------------------------ */
@@ -329,6 +330,14 @@ static int check_table_mins(const struct ioband_table *t, char **error)
 	return ioband_check_min_sum(&t->dg, sum, error);
 }
 
+static int cmp_group_id(const void *a, const void *b)
+{
+	s64 x = ((const struct ioband_group_conf *)a)->id;
+	s64 y = ((const struct ioband_group_conf *)b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
 /*
  * <device_group_id> <io_throttle> <io_limit> <group_type> <policy>
  * <token_base> [:<default>] [<id>:<value>]... [bandwidth=<KB/s>]
@@ -345,8 +354,9 @@ int ioband_parse_table(unsigned int argc, char **argv, struct ioband_table *t,
 		*error = "too few arguments";
 		return -EINVAL;
 	}
+	/* groups and the default group's ':' (counted exactly below) */
 	if (argc - 6 > IOBAND_MAX_GROUPS + 1) {
-		*error = "too many groups";
+		*error = "too many groups (at most 65536)";
 		return -EINVAL;
 	}
 	if (check_dg_name(argv[0], t->dg_name, error))
@@ -388,18 +398,25 @@ int ioband_parse_table(unsigned int argc, char **argv, struct ioband_table *t,
 
 	t->nr_groups = 0;
 	for (; i < argc; i++) {
-		struct ioband_group_conf *g = &t->groups[t->nr_groups];
-
-		if (parse_group_spec(t, argv[i], g, error))
+		if (parse_group_spec(t, argv[i], &t->groups[t->nr_groups],
+				     error))
 			return -EINVAL;
-		/* Duplicates are rare and lines short: a scan will do. */
-		for (j = 0; j < t->nr_groups; j++) {
-			if (t->groups[j].id == g->id) {
-				*error = "duplicate group id";
-				return -EINVAL;
-			}
-		}
 		t->nr_groups++;
+	}
+	if (t->nr_groups > IOBAND_MAX_GROUPS) {
+		*error = "too many groups (at most 65536)";
+		return -EINVAL;
+	}
+	/*
+	 * In id order, as the table is printed back; duplicates are then
+	 * neighbours, found in n log n even for 65536 groups.
+	 */
+	sort(t->groups, t->nr_groups, sizeof(*t->groups), cmp_group_id, NULL);
+	for (j = 1; j < t->nr_groups; j++) {
+		if (t->groups[j].id == t->groups[j - 1].id) {
+			*error = "duplicate group id";
+			return -EINVAL;
+		}
 	}
 	return check_table_mins(t, error);
 }

@@ -1093,7 +1093,7 @@ static int ioband_msg_attach(struct ioband_device *d, s64 id,
 		return -EEXIST;
 	}
 	if (d->nr_groups >= IOBAND_MAX_GROUPS) {
-		*error = "too many groups";
+		*error = "too many groups (at most 65536)";
 		return -ENOSPC;
 	}
 	r = ioband_dg_reserve(d->dg, 1);
