@@ -5,6 +5,7 @@
 # that completes in 1 ms at depth 4 (4000 IOPS, well under what the guest's
 # CPU can submit: the device is what is shared; checked below).
 # icount: yes
+# kernel: production
 # smp: 1
 # timeout: 240
 . /tests/lib.sh
