@@ -32,8 +32,10 @@ static void row(const char *name, struct ds_sim *sim, const double *alone,
 	for (i = 0; i < sim->nr_groups; i++)
 		printf(" %5.1f", alone[i] ?
 		       100.0 * sim->g[i].ios / alone[i] : 0);
-	printf("  | util %5.1f %% (bare %5.1f)  depth %u\n", ds_util(sim),
-	       bare_util, sim->depth);
+	printf("  | util %5.1f %% (bare %5.1f)", ds_util(sim), bare_util);
+	if (!sim->bare && sim->conf.policy == IOBAND_POLICY_WEIGHT_TIME)
+		printf("  depth %u", sim->depth);
+	printf("\n");
 }
 
 int main(void)

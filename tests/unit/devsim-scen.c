@@ -53,6 +53,17 @@ static void ssd_small_large(struct ds_sim *sim)
 }
 
 /*
+ * 320 KiB against 1 MiB readers: one size class (the largest), so only
+ * the correction at completion tells them apart.
+ */
+static void ssd_large_larger(struct ds_sim *sim)
+{
+	ds_setup(sim, "ssd", 2);
+	group(sim, 0, 100, 4, 2, 320, false, false);
+	group(sim, 1, 100, 4, 2, 1024, false, false);
+}
+
+/*
  * Uneven depth: the fewest submitters with the highest weight, every
  * group able to keep the device busy alone.
  */
@@ -106,6 +117,7 @@ const struct ds_scen ds_scens[] = {
 	{ "ssd 4:2:1, writes in the highest", ssd_write_high },
 	{ "disk 1:1, seq vs random psync readers", disk_seq_random },
 	{ "ssd 1:1, 4 KiB vs 256 KiB readers", ssd_small_large },
+	{ "ssd 1:1, 320 KiB vs 1 MiB readers", ssd_large_larger },
 	{ "ssd 4:2:1, 1x8 / 4x4 / 16x32 submitters", ssd_uneven_depth },
 	{ "ssd 4:2:1, 1 psync / 4x4 / 16x32 (max-min)", ssd_uneven_psync },
 	{ "nvme 4:2:1, writes in the lowest", nvme_write_low },

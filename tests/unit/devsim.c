@@ -272,12 +272,9 @@ static void end_io(struct ds_model *m, struct ds_io *d)
 		break;
 	}
 	m->last_done = m->now;
-	if (m->sim->charge == DS_TABLE_ONLY) {
-		ioband_depth_sample(&m->s, m->now);
-		ioband_est_learn(&m->s, d->cls, ns);
-		ioband_sched_complete(&m->s, e, m->now);
-		return;
-	}
+	/* the table learns @ns; charged as much, the group pays no more */
+	if (m->sim->charge == DS_TABLE_ONLY)
+		d->charged = ioband_time_units(ns);
 	ioband_sched_complete_timed(&m->s, e, d->cls, d->charged, ns, m->now);
 }
 
@@ -428,7 +425,7 @@ void ds_run(struct ds_sim *sim)
 			break;
 		}
 	}
-	sim->depth = ioband_sched_depth(&m.s);
+	sim->depth = min_t(u32, m.s.est.base, m.s.conf.io_limit);
 	free(m.ev);
 	m.ev = NULL;
 }

@@ -65,7 +65,7 @@ struct ds_sim {
 	/* results */
 	u64 busy_ns;		/* channel time used, all groups */
 	u64 total_ios;
-	u32 depth;		/* weight-time's depth at the end */
+	u32 depth;		/* the depth weight-time settled on */
 };
 
 /* A run with the defaults: 64 tags, 4 s measured after 1 s. */

@@ -20,6 +20,7 @@ int main(void)
 {
 	parse_tests();
 	sched_tests();
+	devtime_tests();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
