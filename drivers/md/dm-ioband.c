@@ -33,6 +33,16 @@
  * with the clock, and each has received service in proportion to its
  * weight.  A group running alone sets the clock to its own virtual time.
  *
+ * Virtual times are 64-bit and wrap; two of them compare by their signed
+ * difference, which is right while they are less than 2^63 apart.  Busy
+ * groups stay within a few windows of the clock, but an idle group's time
+ * stands still: at weight 1 and 1 MiB bios the clock runs 2^63 in about a
+ * million bios, a day of uptime at the default weight.  So the device
+ * group also counts the clock's epochs (eighths of 2^64, wraps included),
+ * and each group the epoch in which its time was last set: a group two or
+ * more epochs old is known to be far behind, and gets the credit any
+ * group behind the clock gets (3. below), whatever the difference says.
+ *
  * 3. Tokens: the window and the carry-over
  *
  * A group may run ahead of the clock by one window, its share of
@@ -120,7 +130,12 @@
  * advance their group's virtual time, so the group repays them by waiting
  * longer with its next bios.  They may pass the group's held bios and
  * io_limit; no ordering is lost, since whoever needs an order waits for
- * completion.
+ * completion.  What such bios, and those that pass while the device
+ * suspends, leave a group owing is bounded, as iocost bounds its debts:
+ * at most the carry-over past its window (2 windows by default), and
+ * under range-bw at most one burst of its cap bucket (50 ms at the cap,
+ * or one 4 KiB bio); the rest is forgiven.  Unbounded, 100 MB of metadata
+ * from a group capped at 1000 KB/s stalled its next bio for 102 s.
  *
  * A group holds at most IOBAND_HOLD_SECTORS (4 MiB) of bios before the
  * next submitter waits in map() for room, as it would for a free request
@@ -406,13 +421,17 @@ static struct ioband_group *to_group(struct ioband_entity *e)
 	return container_of(e, struct ioband_group, ent);
 }
 
-/* Moves the oldest held bio of @g to the ready list.  dg->lock held. */
+/*
+ * Moves the oldest held bio of @g to the ready list, past every limit
+ * while its device is suspending (its debt then bounded).  dg->lock held.
+ */
 static void ioband_release_one(struct ioband_dg *dg, struct ioband_group *g)
 {
 	struct bio *bio = bio_list_pop(&g->held);
 	struct ioband_bio *ib = dm_per_bio_data(bio, sizeof(*ib));
 
-	ioband_sched_dispatch(&dg->sched, &g->ent, ib->cost, true);
+	ioband_sched_dispatch(&dg->sched, &g->ent, ib->cost, true,
+			      g->dev->passthrough);
 	ioband_unhold(dg, g, bio_sectors(bio));
 	ib->grp = g;
 	bio_list_add(&dg->ready, bio);
@@ -1074,7 +1093,7 @@ static int ioband_msg_attach(struct ioband_device *d, s64 id,
 		return -EEXIST;
 	}
 	if (d->nr_groups >= IOBAND_MAX_GROUPS) {
-		*error = "too many groups";
+		*error = "too many groups (at most 65536)";
 		return -ENOSPC;
 	}
 	r = ioband_dg_reserve(d->dg, 1);

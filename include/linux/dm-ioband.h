@@ -136,6 +136,7 @@ int ioband_check_min_sum(const struct ioband_dg_conf *conf, u64 sum_kbps,
  */
 struct ioband_entity {
 	u64 vtime;		/* virtual time the group has been served to */
+	u64 vtime_epoch;	/* ioband_sched_epoch() when vtime was last set */
 	u64 next_sector;	/* weight-time: where its last bio ended */
 	u64 inv_weight;		/* IOBAND_VSCALE / weight */
 	u32 weight;
@@ -194,6 +195,8 @@ struct ioband_sched {
 	struct ioband_dg_conf conf;
 	struct ioband_est est;
 	u64 vclock;		/* the device group's virtual clock */
+	u64 vclock_wraps;	/* times vclock has wrapped past 2^64 */
+	u64 vclock_owed;	/* weight-time: moves back the clock owes */
 	u64 window;		/* how far past the clock a group may run */
 	u64 window_weight;	/* the active weight window was shared by */
 	u64 base_window;	/* the least window: total weight's share */
@@ -214,6 +217,17 @@ struct ioband_sched {
 };
 
 #define IOBAND_VSCALE	4294967296ULL
+
+/*
+ * The clock's epoch: how many eighths of 2^64 it has run since the device
+ * group began.  A group whose virtual time was last set two or more epochs
+ * ago is behind the clock by more than 2^61, whatever the difference of
+ * the two 64-bit times says; see "Virtual time" in drivers/md/dm-ioband.c.
+ */
+static inline u64 ioband_sched_epoch(const struct ioband_sched *s)
+{
+	return s->vclock_wraps << 3 | s->vclock >> 61;
+}
 
 void ioband_sched_init(struct ioband_sched *s, const struct ioband_dg_conf *c,
 		       struct ioband_entity **heap, u32 heap_cap);
@@ -310,7 +324,7 @@ static inline u32 ioband_sched_depth(const struct ioband_sched *s)
 }
 
 void ioband_sched_dispatch(struct ioband_sched *s, struct ioband_entity *e,
-			   u32 cost, bool held);
+			   u32 cost, bool held, bool bypass);
 bool ioband_sched_start(struct ioband_sched *s, struct ioband_entity *e,
 			u32 cost, bool bypass, u64 now);
 struct ioband_entity *ioband_sched_next(struct ioband_sched *s, u64 now,

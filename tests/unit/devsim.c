@@ -202,7 +202,7 @@ static void release_allowed(struct ds_model *m)
 		s32 io = fifo_pop(m, &m->held[e - m->ent]);
 
 		ps_advance(m);
-		ioband_sched_dispatch(&m->s, e, m->ios[io].charged, true);
+		ioband_sched_dispatch(&m->s, e, m->ios[io].charged, true, false);
 		dispatch(m, io);
 	}
 	if (wake_at && wake_at != m->wake_at) {
@@ -367,6 +367,7 @@ static void model_init(struct ds_model *m, struct ds_sim *sim)
 	m->wait_tag.head = m->wait_tag.tail = -1;
 	m->queued.head = m->queued.tail = -1;
 	ioband_sched_init(&m->s, &sim->conf, m->heap, DS_MAX_GROUPS);
+	m->s.vclock = sim->vclock_start;
 	for (i = 0; i < sim->nr_groups; i++) {
 		struct ds_group *g = &sim->g[i];
 
@@ -426,6 +427,7 @@ void ds_run(struct ds_sim *sim)
 		}
 	}
 	sim->depth = min_t(u32, m.s.est.base, m.s.conf.io_limit);
+	sim->vclock_wraps = m.s.vclock_wraps;
 	free(m.ev);
 	m.ev = NULL;
 }

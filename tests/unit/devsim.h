@@ -60,9 +60,11 @@ struct ds_sim {
 	u64 sample_ns;		/* series' period, 0: none */
 	u64 change_at_ns;	/* then the device becomes @changed, 0: never */
 	struct iobm_profile changed;
+	u64 vclock_start;	/* the scheduler's clock at the start */
 	u32 nr_groups;
 	struct ds_group g[DS_MAX_GROUPS];
 	/* results */
+	u64 vclock_wraps;	/* times the clock wrapped past 2^64 */
 	u64 busy_ns;		/* channel time used, all groups */
 	u64 total_ios;
 	u32 depth;		/* the depth weight-time settled on */

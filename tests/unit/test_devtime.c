@@ -170,8 +170,34 @@ static void devtime_follows_device(void)
 	}
 }
 
+/*
+ * Device time moves the clock fast (a second of a weight-1 group's is
+ * 2^53): a run that starts 2^45 short of 2^64 wraps within its first
+ * second, and every group still gets its share.
+ */
+static void devtime_clock_wraps(void)
+{
+	const struct ds_scen *sc = &ds_scens[0];
+	double target[DS_MAX_GROUPS];
+	struct ds_sim sim;
+	u32 i;
+
+	ds_targets(sc, target);
+	sc->setup(&sim);
+	sim.vclock_start = -(1ULL << 45);
+	ds_run(&sim);
+	CHECK(sim.vclock_wraps == 1, "the clock wrapped %llu times",
+	      (unsigned long long)sim.vclock_wraps);
+	for (i = 0; i < sim.nr_groups; i++)
+		CHECK(ds_share(&sim, i) > target[i] - 2 &&
+		      ds_share(&sim, i) < target[i] + 2,
+		      "group %u has %.1f %% of device time for %.1f", i,
+		      ds_share(&sim, i), target[i]);
+}
+
 void devtime_tests(void)
 {
+	RUN(devtime_clock_wraps);
 	RUN(devtime_depth);
 	RUN(devtime_lone_group);
 	RUN(devtime_follows_device);
