@@ -1314,10 +1314,12 @@ EXPORT_SYMBOL_GPL(ioband_sched_next);
  * per bio of depth, and DEPTH_INTERVAL_NS (a few batches of a sequential
  * stream on a disk, so that the rate is not one batch's).
  */
-#define DEPTH_SAMPLES		256
+#define DEPTH_SAMPLES		64
 #define DEPTH_SAMPLES_PER_BIO	8
 #define DEPTH_INTERVAL_NS	(50 * 1000 * 1000ULL)
 #define DEPTH_SHORT		16
+/* The least gain a step up must bring, in 64ths */
+#define DEPTH_GAIN_MIN		3
 /* Intervals at the base depth between two probes. */
 #define DEPTH_STEADY		8
 
@@ -1404,6 +1406,22 @@ static void depth_set(struct ioband_est *est, u32 depth)
 	est->iv_busy = 0;
 }
 
+/*
+ * Doubling the depth gained something, not enough: if throughput grew in
+ * proportion up to a knee and not beyond, the knee is where the gain ran
+ * out.  It becomes the base, its rate measured afresh.
+ */
+static void depth_knee(struct ioband_est *est, u64 rate)
+{
+	u64 knee = div64_u64(est->base * rate + est->base_rate - 1,
+			     est->base_rate);
+
+	if (knee > est->base && knee < est->depth) {
+		est->base = knee;
+		est->base_rate = 0;
+	}
+}
+
 /* A probe failed: the next, after DEPTH_STEADY intervals, goes the other way. */
 static void depth_fail(struct ioband_est *est)
 {
@@ -1426,16 +1444,20 @@ static u32 depth_probe(const struct ioband_est *est, u32 limit)
 
 /*
  * Does @rate at est->depth beat base_rate at est->base?  Upwards, when
- * it gains at least half of what the extra depth would give if throughput
- * grew in proportion; downwards, when it loses less than half of that.
+ * it gains at least a quarter of what the extra depth would give if
+ * throughput grew in proportion, and DEPTH_GAIN_MIN; downwards, when it
+ * loses less than that.
  */
 static bool depth_better(const struct ioband_est *est, u64 rate)
 {
 	u64 b = est->base, d = est->depth;
+	u64 step = d > b ? d - b : b - d;
+	/* the threshold, in 64ths of base_rate */
+	u64 t = max_t(u64, DEPTH_GAIN_MIN, div64_u64(16 * step, b));
 
 	if (d > b)
-		return rate * 2 * b > est->base_rate * (b + d);
-	return rate * 2 * b >= est->base_rate * (b + d);
+		return rate * 64 > est->base_rate * (64 + t);
+	return rate * 64 >= est->base_rate * (64 - t);
 }
 
 /*
@@ -1485,6 +1507,8 @@ void ioband_depth_sample(struct ioband_sched *s, u64 now)
 			est->base_rate = rate;
 			est->steady = DEPTH_STEADY;
 		} else {
+			if (est->slow_start && est->depth > est->base)
+				depth_knee(est, rate);
 			depth_fail(est);
 		}
 	} else {

@@ -34,7 +34,7 @@ struct ds_fifo {
 	s32 head, tail;
 };
 
-enum ds_ev { EV_SUBMIT, EV_DONE, EV_WAKE, EV_CHANGE };
+enum ds_ev { EV_SUBMIT, EV_DONE, EV_WAKE, EV_CHANGE, EV_DEVICE };
 
 struct ds_event {
 	u64 t;
@@ -184,13 +184,17 @@ static void ps_advance(struct ds_model *m)
 	m->ps_at = m->now;
 }
 
-static void dispatch(struct ds_model *m, s32 io)
+/* @io goes down, after release_ns if it was held (ioband's worker). */
+static void dispatch(struct ds_model *m, s32 io, bool held)
 {
 	struct ds_io *d = &m->ios[io];
 
 	d->dispatch_ns = m->now;
 	d->ps_start = m->ps_clock;
-	device_submit(m, io);
+	if (held && m->sim->release_ns)
+		ev_push(m, m->now + m->sim->release_ns, EV_DEVICE, io);
+	else
+		device_submit(m, io);
 }
 
 static void release_allowed(struct ds_model *m)
@@ -203,7 +207,7 @@ static void release_allowed(struct ds_model *m)
 
 		ps_advance(m);
 		ioband_sched_dispatch(&m->s, e, m->ios[io].charged, true, false);
-		dispatch(m, io);
+		dispatch(m, io, true);
 	}
 	if (wake_at && wake_at != m->wake_at) {
 		m->wake_at = wake_at;
@@ -225,7 +229,7 @@ static void map(struct ds_model *m, s32 io)
 	struct ioband_entity *e = &m->ent[d->group];
 
 	if (sim->bare) {
-		dispatch(m, io);
+		dispatch(m, io, false);
 		return;
 	}
 	if (sim->conf.policy == IOBAND_POLICY_WEIGHT_TIME) {
@@ -238,7 +242,7 @@ static void map(struct ds_model *m, s32 io)
 	}
 	ps_advance(m);
 	if (ioband_sched_start(&m->s, e, d->charged, false, m->now)) {
-		dispatch(m, io);
+		dispatch(m, io, false);
 		return;
 	}
 	d->state = DS_HELD;
@@ -423,6 +427,11 @@ void ds_run(struct ds_sim *sim)
 			break;
 		case EV_CHANGE:
 			sim->prof = sim->changed;
+			break;
+		case EV_DEVICE:
+			/* timed from here, as the kernel's worker does */
+			m.ios[ev.io].dispatch_ns = m.now;
+			device_submit(&m, ev.io);
 			break;
 		}
 	}

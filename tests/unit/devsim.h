@@ -55,6 +55,7 @@ struct ds_sim {
 	bool bare;		/* no ioband: straight to the device */
 	enum ds_charge charge;
 	u32 qdepth;		/* the device queue's tags */
+	u64 release_ns;		/* a held bio's way from release to device */
 	u64 run_ns;
 	u64 warmup_ns;
 	u64 sample_ns;		/* series' period, 0: none */
