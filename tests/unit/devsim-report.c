@@ -47,7 +47,7 @@ int main(void)
 		double alone[DS_MAX_GROUPS], target[DS_MAX_GROUPS], bare_util;
 		u32 i, c;
 
-		sc->setup(&base);
+		ds_scen_setup(sc, &base);
 		ds_targets(sc, target);
 		printf("%s\n  %-16s", sc->name, "target");
 		for (i = 0; i < base.nr_groups; i++)

@@ -9,13 +9,22 @@
 
 #include "devsim.h"
 
+struct ds_scen_group {
+	u32 weight, procs, iodepth, kib;
+	bool write, seq;
+};
+
 struct ds_scen {
 	const char *name;
-	void (*setup)(struct ds_sim *sim);
+	const char *profile;
+	u64 warmup_ms, run_ms;	/* 0: ds_setup()'s */
+	u32 nr_groups;
+	struct ds_scen_group g[DS_MAX_GROUPS];
 };
 
 /* The scenarios, ending with one whose name is NULL. */
 extern const struct ds_scen ds_scens[];
+void ds_scen_setup(const struct ds_scen *sc, struct ds_sim *sim);
 
 /*
  * Each group's fair share of device time in percent: by weight, except

@@ -42,7 +42,7 @@ static void devtime_shares(void)
 	struct ds_sim sim;
 
 	for (sc = ds_scens; sc->name; sc++) {
-		sc->setup(&sim);
+		ds_scen_setup(sc, &sim);
 		check_scen_sim(sc, &sim);
 	}
 }
@@ -61,7 +61,7 @@ static void devtime_seq_batches(void)
 	for (sc = ds_scens; sc->name && !strstr(sc->name, "seq vs random");
 	     sc++)
 		;
-	sc->setup(&sim);
+	ds_scen_setup(sc, &sim);
 	alone = ds_alone_ios(&sim, 0);
 	ds_run(&sim);
 	CHECK(sim.g[0].ios >= 0.4 * alone,
@@ -186,7 +186,7 @@ static void devtime_clock_wraps(void)
 	u32 i;
 
 	ds_targets(sc, target);
-	sc->setup(&sim);
+	ds_scen_setup(sc, &sim);
 	sim.vclock_start = -(1ULL << 45);
 	ds_run(&sim);
 	CHECK(sim.vclock_wraps == 1, "the clock wrapped %llu times",
@@ -207,7 +207,7 @@ static void devtime_worker_latency(void)
 {
 	struct ds_sim sim;
 
-	ds_scens[0].setup(&sim);
+	ds_scen_setup(&ds_scens[0], &sim);
 	sim.release_ns = 20000;
 	check_scen_sim(&ds_scens[0], &sim);
 }
