@@ -789,18 +789,35 @@ static u64 inv_weight(u32 weight)
 	return div64_u64(IOBAND_VSCALE, weight);
 }
 
-void ioband_entity_init(struct ioband_sched *s, struct ioband_entity *e,
-			u32 weight)
+/*
+ * A group's own state, outside any scheduler: a table that is loaded but
+ * not yet resumed has its groups prepared, and they join the scheduler
+ * only when it goes live.
+ */
+void ioband_entity_prepare(struct ioband_entity *e, u32 weight)
 {
 	memset(e, 0, sizeof(*e));
-	e->vtime = s->vclock;
-	e->vtime_epoch = ioband_sched_epoch(s);
 	e->weight = weight;
 	e->inv_weight = inv_weight(weight);
 	e->heap_idx = -1;
-	s->total_weight += weight;
+}
+EXPORT_SYMBOL_GPL(ioband_entity_prepare);
+
+/* A prepared group joins @s, level with its clock. */
+void ioband_entity_join(struct ioband_sched *s, struct ioband_entity *e)
+{
+	entity_set_vtime(s, e, s->vclock);
+	s->total_weight += e->weight;
 	s->nr_entities++;
 	update_window(s);
+}
+EXPORT_SYMBOL_GPL(ioband_entity_join);
+
+void ioband_entity_init(struct ioband_sched *s, struct ioband_entity *e,
+			u32 weight)
+{
+	ioband_entity_prepare(e, weight);
+	ioband_entity_join(s, e);
 }
 EXPORT_SYMBOL_GPL(ioband_entity_init);
 

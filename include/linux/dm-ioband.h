@@ -236,6 +236,8 @@ void ioband_sched_set_conf(struct ioband_sched *s,
 struct ioband_entity **ioband_sched_swap_heap(struct ioband_sched *s,
 					      struct ioband_entity **heap,
 					      u32 heap_cap);
+void ioband_entity_prepare(struct ioband_entity *e, u32 weight);
+void ioband_entity_join(struct ioband_sched *s, struct ioband_entity *e);
 void ioband_entity_init(struct ioband_sched *s, struct ioband_entity *e,
 			u32 weight);
 void ioband_entity_set_weight(struct ioband_sched *s, struct ioband_entity *e,

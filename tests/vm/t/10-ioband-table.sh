@@ -2,7 +2,7 @@
 # Table lines and messages: every form accepted or refused as documented,
 # the dmsetup table round trip, the status format, and refused input that
 # changes nothing.
-# timeout: 180
+# timeout: 400
 . /tests/lib.sh
 
 nb=$(nullb_create tbl0 64)
