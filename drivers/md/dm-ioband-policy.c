@@ -32,6 +32,7 @@ static const char *const policy_names[IOBAND_NR_POLICIES] = {
 	[IOBAND_POLICY_WEIGHT] = "weight",
 	[IOBAND_POLICY_WEIGHT_IOSIZE] = "weight-iosize",
 	[IOBAND_POLICY_RANGE_BW] = "range-bw",
+	[IOBAND_POLICY_WEIGHT_TIME] = "weight-time",
 };
 
 const char *ioband_type_name(enum ioband_group_type type)
@@ -378,7 +379,7 @@ int ioband_parse_table(unsigned int argc, char **argv, struct ioband_table *t,
 		return -EINVAL;
 	}
 	if (parse_policy(argv[4], &t->dg.policy)) {
-		*error = "unknown policy (weight, weight-iosize, range-bw)";
+		*error = "unknown policy (weight, weight-iosize, range-bw, weight-time)";
 		return -EINVAL;
 	}
 	if (parse_setting(argv[5], IOBAND_TOKEN_BASE_MAX,
@@ -524,7 +525,7 @@ int ioband_parse_message(unsigned int argc, char **argv,
 	if (!strcmp(argv[0], "policy")) {
 		msg->kind = IOBAND_MSG_POLICY;
 		if (argc != 2 || parse_policy(argv[1], &msg->policy)) {
-			*error = "unknown policy (weight, weight-iosize, range-bw)";
+			*error = "unknown policy (weight, weight-iosize, range-bw, weight-time)";
 			return -EINVAL;
 		}
 		return 0;
@@ -672,6 +673,18 @@ static inline void sched_clock_to(struct ioband_sched *s, u64 vclock)
 	s->vclock = vclock;
 }
 
+/*
+ * The clock advances by @delta, less what weight-time's corrections have
+ * taken back (the clock owes it, since it never moves backwards).
+ */
+static inline void sched_clock_advance(struct ioband_sched *s, u64 delta)
+{
+	u64 paid = min_t(u64, delta, s->vclock_owed);
+
+	s->vclock_owed -= paid;
+	sched_clock_to(s, s->vclock + delta - paid);
+}
+
 /* @e's virtual time is now @vtime, set relative to the current clock. */
 static inline void entity_set_vtime(struct ioband_sched *s,
 				    struct ioband_entity *e, u64 vtime)
@@ -696,11 +709,17 @@ static inline void entity_set_vtime(struct ioband_sched *s,
  * window follows it lazily: sched_window() divides again only when the
  * active weight differs from the one it last divided by.
  */
+static u64 token_cost(const struct ioband_sched *s)
+{
+	return s->conf.policy == IOBAND_POLICY_WEIGHT_TIME ?
+	       IOBAND_TIME_TOKEN : IOBAND_SECTORS_PER_TOKEN;
+}
+
 static void update_window(struct ioband_sched *s)
 {
 	u64 total = s->total_weight ? s->total_weight : 1;
 	u64 epoch = (u64)max_t(u32, s->conf.token_base, s->nr_entities) *
-		    IOBAND_SECTORS_PER_TOKEN;
+		    token_cost(s);
 
 	s->base_window = div64_u64(epoch * IOBAND_VSCALE, total);
 	s->carry = s->base_window * s->conf.carryover;
@@ -714,12 +733,14 @@ static u64 sched_window(struct ioband_sched *s)
 
 	if (s->window_weight == s->active_weight || !s->active_weight)
 		return s->window;
-	w = div64_u64((u64)s->conf.token_base * IOBAND_SECTORS_PER_TOKEN *
+	w = div64_u64((u64)s->conf.token_base * token_cost(s) *
 		      IOBAND_VSCALE, s->active_weight);
 	s->window = max_t(u64, w, s->base_window);
 	s->window_weight = s->active_weight;
 	return s->window;
 }
+
+static void est_init(struct ioband_est *est);
 
 void ioband_sched_init(struct ioband_sched *s, const struct ioband_dg_conf *c,
 		       struct ioband_entity **heap, u32 heap_cap)
@@ -729,6 +750,7 @@ void ioband_sched_init(struct ioband_sched *s, const struct ioband_dg_conf *c,
 	s->idle_ns = IOBAND_DEFAULT_IDLE_NS;
 	s->heap = heap;
 	s->heap_cap = heap_cap;
+	est_init(&s->est);
 	update_window(s);
 }
 EXPORT_SYMBOL_GPL(ioband_sched_init);
@@ -736,6 +758,9 @@ EXPORT_SYMBOL_GPL(ioband_sched_init);
 void ioband_sched_set_conf(struct ioband_sched *s,
 			   const struct ioband_dg_conf *conf)
 {
+	/* what another policy's bios taught may be stale: learn afresh */
+	if (conf->policy != s->conf.policy)
+		est_init(&s->est);
 	s->conf = *conf;
 	update_window(s);
 }
@@ -879,6 +904,8 @@ void ioband_entity_forget(struct ioband_sched *s, struct ioband_entity *e)
 {
 	if (e->active)
 		deactivate(s, e);
+	if (s->antic == e)
+		s->antic = NULL;
 }
 EXPORT_SYMBOL_GPL(ioband_entity_forget);
 
@@ -890,6 +917,33 @@ void ioband_entity_restart(struct ioband_sched *s, struct ioband_entity *e)
 	e->vtime_epoch = ioband_sched_epoch(s);
 }
 EXPORT_SYMBOL_GPL(ioband_entity_restart);
+
+static u32 ewma(u32 avg, u64 ns);
+
+/*
+ * weight-time: a single stream's pause since its last completion teaches
+ * its think time.
+ */
+static void time_arrive(struct ioband_entity *e, u64 now)
+{
+	if (e->last_done && !entity_busy(e) && !e->parallel)
+		e->think_ns = ewma(e->think_ns,
+				   min_t(u64, now - e->last_done, U32_MAX));
+}
+
+/* Whether the device is kept for another group's next bio. */
+static bool antic_other(struct ioband_sched *s, struct ioband_entity *e,
+			u64 now, u64 *wake_at)
+{
+	if (!s->antic || s->antic == e)
+		return false;
+	if (vt_before(now, s->antic_until)) {
+		*wake_at = s->antic_until;
+		return true;
+	}
+	s->antic = NULL;
+	return false;
+}
 
 /*
  * A bio arrives for @e, which becomes active if it was not.  A group that
@@ -921,6 +975,8 @@ static inline void sched_arrive(struct ioband_sched *s,
 	    (ioband_sched_epoch(s) - e->vtime_epoch >= 2 ||
 	     vt_before(e->vtime, floor)))
 		entity_set_vtime(s, e, floor);
+	if (s->conf.policy == IOBAND_POLICY_WEIGHT_TIME)
+		time_arrive(e, now);
 }
 
 /* ---- range-bw --------------------------------------------------------------
@@ -1022,6 +1078,21 @@ static void earliest(u64 *wake_at, u64 t)
 }
 
 /*
+ * Whether a group that is not held could still move the clock.  Under
+ * weight-time only a group in its grace counts: one with bios in flight
+ * and none held is asking for no more than it has, and holding the others
+ * back for it would leave the device idle (max-min fairness: what a group
+ * cannot use goes to the others).
+ */
+static inline bool sched_may_wait(const struct ioband_sched *s,
+				  const struct ioband_entity *e)
+{
+	if (s->conf.policy == IOBAND_POLICY_WEIGHT_TIME)
+		return s->idle_head;
+	return s->nr_active > s->heap_len + !e->nr_queued;
+}
+
+/*
  * May @e, the group furthest behind among those that want to send a bio,
  * be served now?  Within its window always.  Beyond it, when io_throttle
  * is set and fewer bios are in flight, or when every active group holds
@@ -1037,17 +1108,17 @@ static inline bool may_serve(struct ioband_sched *s,
 	u64 window;
 
 	*wake_at = 0;
-	if (s->nr_inflight >= s->conf.io_limit)
+	if (s->nr_inflight >= ioband_sched_depth(s))
 		return false;
 	window = sched_window(s);
 	if (!vt_before(s->vclock + window, e->vtime))
 		return true;
-	if (s->nr_inflight >= s->conf.io_throttle &&
-	    s->nr_active > s->heap_len + !e->nr_queued) {
+	if (s->nr_inflight >= s->conf.io_throttle && sched_may_wait(s, e)) {
 		if (s->idle_head)
 			*wake_at = s->idle_head->idle_since + s->idle_ns;
 		return false;
 	}
+	s->vclock_owed = 0;	/* set from the groups' times, it owes nothing */
 	sched_clock_to(s, e->vtime - window);
 	return true;
 }
@@ -1061,6 +1132,20 @@ static inline bool sched_admit(struct ioband_sched *s,
 	/* Bios of one group leave in the order they came. */
 	if (e->nr_queued)
 		return false;
+	if (s->antic) {
+		if (antic_other(s, e, now, &wake_at))
+			return false;
+		/*
+		 * The awaited bio: its group's batch goes on, before groups
+		 * further behind, while it is within its window.
+		 */
+		if (s->antic == e) {
+			s->antic = NULL;
+			if (s->nr_inflight < ioband_sched_depth(s) &&
+			    !vt_before(s->vclock + sched_window(s), e->vtime))
+				return true;
+		}
+	}
 	if (s->conf.policy == IOBAND_POLICY_RANGE_BW) {
 		range_refill(e, now);
 		if (range_capped(e))
@@ -1099,9 +1184,8 @@ static inline void sched_dispatch(struct ioband_sched *s,
 	if (held && !--e->nr_queued)
 		heap_remove(s, e);
 	if (!owed) {
-		sched_clock_to(s, s->vclock +
-			       div64_u64((u64)cost * IOBAND_VSCALE,
-					 s->active_weight));
+		sched_clock_advance(s, div64_u64((u64)cost * IOBAND_VSCALE,
+						 s->active_weight));
 		entity_set_vtime(s, e, e->vtime + cost * e->inv_weight);
 	}
 	/*
@@ -1223,11 +1307,240 @@ struct ioband_entity *ioband_sched_next(struct ioband_sched *s, u64 now,
 	expire_idle(s, now);
 	if (s->conf.policy == IOBAND_POLICY_RANGE_BW)
 		return range_next(s, now, wake_at);
-	if (!s->heap_len || !may_serve(s, s->heap[0], wake_at))
+	if (!s->heap_len || antic_other(s, s->heap[0], now, wake_at) ||
+	    !may_serve(s, s->heap[0], wake_at))
 		return NULL;
 	return s->heap[0];
 }
 EXPORT_SYMBOL_GPL(ioband_sched_next);
+
+/* ---- weight-time: the estimator and depth control --------------------------
+ *
+ * See "Device time" and "Depth control" in the top comment of
+ * drivers/md/dm-ioband.c.  A class's cost is the mean time its bios spent
+ * in flight, an exponentially weighted moving average over 1 << EST_SHIFT
+ * bios; a bio is charged that mean when it goes down, and the difference
+ * to its own time when it completes.
+ */
+#define EST_SHIFT		3
+#define EST_DEFAULT_NS		100000	/* the guess before any completion */
+#define NSEC_PER_SEC_U64	1000000000ULL
+
+/*
+ * A depth interval: at least DEPTH_SAMPLES completions, DEPTH_SAMPLES_PER_BIO
+ * per bio of depth, and DEPTH_INTERVAL_NS (a few batches of a sequential
+ * stream on a disk, so that the rate is not one batch's).
+ */
+#define DEPTH_SAMPLES		64
+#define DEPTH_SAMPLES_PER_BIO	8
+#define DEPTH_INTERVAL_NS	(50 * 1000 * 1000ULL)
+#define DEPTH_SHORT		16
+/* The least gain a step up must bring, in 64ths */
+#define DEPTH_GAIN_MIN		3
+/* Intervals at the base depth between two probes. */
+#define DEPTH_STEADY		8
+
+static void est_init(struct ioband_est *est)
+{
+	memset(est, 0, sizeof(*est));
+	est->mean_ns = EST_DEFAULT_NS;
+	est->depth = 1;
+	est->base = 1;
+	est->slow_start = true;
+}
+
+static u32 ewma(u32 avg, u64 ns)
+{
+	if (!avg)
+		return ns;
+	return (s64)avg + (((s64)ns - (s64)avg) >> EST_SHIFT);
+}
+
+void ioband_est_learn(struct ioband_sched *s, u32 cls, u64 ns)
+{
+	s->est.cost_ns[cls] = ewma(s->est.cost_ns[cls], ns);
+	s->est.mean_ns = ewma(s->est.mean_ns, ns);
+}
+EXPORT_SYMBOL_GPL(ioband_est_learn);
+
+/*
+ * @e was charged @charged units for a bio that took @ns: it and the clock
+ * move by the difference, as if the bio had been charged right.
+ */
+void ioband_sched_correct(struct ioband_sched *s, struct ioband_entity *e,
+			  u32 charged, u64 ns)
+{
+	s64 d = (s64)ioband_time_units(ns) - charged;
+
+	if (!d)
+		return;
+	entity_set_vtime(s, e, e->vtime + d * (s64)e->inv_weight);
+	if (s->active_weight) {
+		u64 delta = div64_u64((u64)(d < 0 ? -d : d) * IOBAND_VSCALE,
+				      s->active_weight);
+
+		/* the clock never moves back: what it was overcharged, it owes */
+		if (d > 0)
+			sched_clock_advance(s, delta);
+		else
+			s->vclock_owed += delta;
+	}
+	if (s->nr_active == 1 && vt_before(s->vclock, e->vtime))
+		sched_clock_to(s, e->vtime);
+	if (e->heap_idx < 0)
+		return;
+	if (d < 0)
+		heap_up(s, e->heap_idx);
+	else
+		heap_down(s, e->heap_idx);
+}
+EXPORT_SYMBOL_GPL(ioband_sched_correct);
+
+/*
+ * @e, a single stream, has nothing held or in flight.  If it would be
+ * served now and usually sends its next bio within a quarter of the mean
+ * bio's time, the device waits for that bio (twice its think time and an
+ * eighth of a mean bio at most) before serving another group: a stream
+ * that pauses between bios keeps its turn, so it is served in batches.
+ */
+void ioband_sched_anticipate(struct ioband_sched *s, struct ioband_entity *e,
+			     u64 now)
+{
+	u32 mean = s->est.mean_ns;
+
+	if (e->think_ns >= mean / 4 ||
+	    vt_before(s->vclock + sched_window(s), e->vtime))
+		return;
+	s->antic = e;
+	s->antic_until = now + 2 * (u64)e->think_ns + mean / 8;
+}
+EXPORT_SYMBOL_GPL(ioband_sched_anticipate);
+
+static void depth_set(struct ioband_est *est, u32 depth)
+{
+	est->depth = depth;
+	est->iv_done = 0;
+	est->iv_busy = 0;
+}
+
+/*
+ * Doubling the depth gained something, not enough: if throughput grew in
+ * proportion up to a knee and not beyond, the knee is where the gain ran
+ * out.  It becomes the base, its rate measured afresh.
+ */
+static void depth_knee(struct ioband_est *est, u64 rate)
+{
+	u64 knee = div64_u64(est->base * rate + est->base_rate - 1,
+			     est->base_rate);
+
+	if (knee > est->base && knee < est->depth) {
+		est->base = knee;
+		est->base_rate = 0;
+	}
+}
+
+/* A probe failed: the next, after DEPTH_STEADY intervals, goes the other way. */
+static void depth_fail(struct ioband_est *est)
+{
+	est->slow_start = false;
+	est->probe_down = est->depth > est->base;
+	est->steady = 0;
+}
+
+/* The depth to try next from est->base, or est->base if none. */
+static u32 depth_probe(const struct ioband_est *est, u32 limit)
+{
+	u32 b = est->base, step = max_t(u32, 1, b / 8);
+
+	if (est->slow_start)
+		return min_t(u32, 2 * b, limit);
+	if ((est->probe_down || b >= limit) && b > 1)
+		return b - min_t(u32, step, b - 1);
+	return min_t(u32, b + step, limit);
+}
+
+/*
+ * Does @rate at est->depth beat base_rate at est->base?  Upwards, when
+ * it gains at least a quarter of what the extra depth would give if
+ * throughput grew in proportion, and DEPTH_GAIN_MIN; downwards, when it
+ * loses less than that.
+ */
+static bool depth_better(const struct ioband_est *est, u64 rate)
+{
+	u64 b = est->base, d = est->depth;
+	u64 step = d > b ? d - b : b - d;
+	/* the threshold, in 64ths of base_rate */
+	u64 t = max_t(u64, DEPTH_GAIN_MIN, div64_u64(16 * step, b));
+
+	if (d > b)
+		return rate * 64 > est->base_rate * (64 + t);
+	return rate * 64 >= est->base_rate * (64 - t);
+}
+
+/*
+ * Called for every completion, before the in-flight count drops.  An
+ * interval is DEPTH_SAMPLES completions or DEPTH_SAMPLES_PER_BIO per bio
+ * of depth, whichever is more; it teaches something only if the depth
+ * was what held bios back for most of it (three completions in four
+ * found it full with bios waiting), else the demand was the limit.
+ */
+void ioband_depth_sample(struct ioband_sched *s, u64 now)
+{
+	struct ioband_est *est = &s->est;
+	u32 need = max_t(u32, DEPTH_SAMPLES, DEPTH_SAMPLES_PER_BIO * est->depth);
+	u32 limit = s->conf.io_limit, next;
+	u64 rate, elapsed;
+
+	if (!est->iv_done++) {
+		est->iv_start = now;
+		return;
+	}
+	if (s->nr_inflight >= est->depth && s->heap_len)
+		est->iv_busy++;
+	elapsed = now - est->iv_start;
+	/*
+	 * An interval whose demand falls short ends early: after
+	 * DEPTH_SHORT completions found the depth not full, once a quarter
+	 * of them did.
+	 */
+	if ((est->iv_done < need || elapsed < DEPTH_INTERVAL_NS) &&
+	    (est->iv_done - est->iv_busy < DEPTH_SHORT ||
+	     (est->iv_done - est->iv_busy) * 4 <= est->iv_done))
+		return;
+	if (est->base > limit)
+		est->base = limit;
+	if (est->iv_busy * 4 < est->iv_done * 3) {
+		/* a probe the demand did not fill failed */
+		if (est->depth != est->base)
+			depth_fail(est);
+		depth_set(est, est->base);
+		return;
+	}
+	rate = div64_u64((u64)(est->iv_done - 1) * NSEC_PER_SEC_U64, elapsed);
+	if (est->depth != est->base) {
+		if (depth_better(est, rate)) {
+			/* keep going the same way */
+			est->base = est->depth;
+			est->base_rate = rate;
+			est->steady = DEPTH_STEADY;
+		} else {
+			if (est->slow_start && est->depth > est->base)
+				depth_knee(est, rate);
+			depth_fail(est);
+		}
+	} else {
+		est->base_rate = est->base_rate ?
+				 (est->base_rate + rate) / 2 : rate;
+		est->steady++;
+	}
+	next = est->base;
+	if (est->slow_start || est->steady >= DEPTH_STEADY) {
+		est->steady = 0;
+		next = depth_probe(est, limit);
+	}
+	depth_set(est, next);
+}
+EXPORT_SYMBOL_GPL(ioband_depth_sample);
 
 /* All held bios of @from now belong to @to (a group being detached). */
 void ioband_sched_move_held(struct ioband_sched *s, struct ioband_entity *from,

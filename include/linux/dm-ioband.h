@@ -56,6 +56,7 @@ enum ioband_policy {
 	IOBAND_POLICY_WEIGHT,
 	IOBAND_POLICY_WEIGHT_IOSIZE,
 	IOBAND_POLICY_RANGE_BW,
+	IOBAND_POLICY_WEIGHT_TIME,
 	IOBAND_NR_POLICIES
 };
 
@@ -136,6 +137,7 @@ int ioband_check_min_sum(const struct ioband_dg_conf *conf, u64 sum_kbps,
 struct ioband_entity {
 	u64 vtime;		/* virtual time the group has been served to */
 	u64 vtime_epoch;	/* ioband_sched_epoch() when vtime was last set */
+	u64 next_sector;	/* weight-time: where its last bio ended */
 	u64 inv_weight;		/* IOBAND_VSCALE / weight */
 	u32 weight;
 	u32 nr_queued;		/* bios held for this group */
@@ -144,6 +146,9 @@ struct ioband_entity {
 	bool active;		/* its weight is in active_weight */
 	bool parallel;		/* had two bios at once since it became active */
 	u64 idle_since;		/* when it last had nothing held or in flight */
+	/* weight-time: a single stream's pause between two bios */
+	u64 last_done;		/* when its last bio completed */
+	u32 think_ns;		/* mean pause from a completion to its next bio */
 	/* on ioband_sched's idle list while active with nothing to do */
 	struct ioband_entity *idle_prev, *idle_next;
 	/* range-bw: token buckets in sector-nanoseconds, see policy.c */
@@ -154,10 +159,44 @@ struct ioband_entity {
 	u64 refilled_at;
 };
 
+/*
+ * weight-time: what the device group has learned of its device.  A bio's
+ * class is its direction, its size (a power of two bucket from 4 KiB to
+ * IOBAND_EST_SIZES buckets up) and whether it starts where its group's
+ * previous bio ended.  See "Device time" in drivers/md/dm-ioband.c.
+ */
+#define IOBAND_EST_SIZES	8
+#define IOBAND_EST_CLASSES	(2 * 2 * IOBAND_EST_SIZES)
+/*
+ * weight-time counts device time in units of 2^9 ns, and its token, what
+ * token_base counts, is 2^7 units (65.5 us): the default window is 16.8 ms
+ * of device time, long enough for a batch of a sequential stream on a
+ * disk to pay for the seek that starts it.
+ */
+#define IOBAND_TIME_SHIFT	9
+#define IOBAND_TIME_TOKEN	128
+
+struct ioband_est {
+	u32 cost_ns[IOBAND_EST_CLASSES];	/* mean time in flight, 0: none yet */
+	u32 mean_ns;		/* of every class: the guess for a new one */
+	/* depth control: the bios in flight the device needs, see policy.c */
+	u32 depth;		/* in force (io_limit caps it) */
+	u32 base;		/* the depth probes are measured against */
+	u32 steady;		/* intervals at base since the last probe */
+	bool slow_start;	/* doubling until a probe fails */
+	bool probe_down;	/* the next probe is downwards */
+	u64 base_rate;		/* completions per second at base */
+	u64 iv_start;		/* the current interval's start */
+	u32 iv_done;		/* completions in it */
+	u32 iv_busy;		/* of them, with the limit binding */
+};
+
 struct ioband_sched {
 	struct ioband_dg_conf conf;
+	struct ioband_est est;
 	u64 vclock;		/* the device group's virtual clock */
 	u64 vclock_wraps;	/* times vclock has wrapped past 2^64 */
+	u64 vclock_owed;	/* weight-time: moves back the clock owes */
 	u64 window;		/* how far past the clock a group may run */
 	u64 window_weight;	/* the active weight window was shared by */
 	u64 base_window;	/* the least window: total weight's share */
@@ -169,6 +208,9 @@ struct ioband_sched {
 	u64 idle_ns;		/* grace before an idle group stops counting */
 	u32 nr_active;		/* groups whose weight is in active_weight */
 	struct ioband_entity *idle_head, *idle_tail;	/* oldest first */
+	/* weight-time: the single stream whose next bio the device awaits */
+	struct ioband_entity *antic;
+	u64 antic_until;
 	u32 heap_len;
 	u32 heap_cap;
 	struct ioband_entity **heap;	/* groups holding bios, by vtime */
@@ -221,14 +263,66 @@ static inline u32 ioband_bio_cost(const struct ioband_sched *s, u32 sectors,
 
 /*
  * Whether the next event on @s concerning @e reads @now: to expire idle
- * groups, to start @e's grace, or to fill range-bw buckets.  When not, the
- * caller may pass 0 and save reading the clock on the fast path.
+ * groups, to start @e's grace, to fill range-bw buckets, or to time bios
+ * under weight-time.  When not, the caller may pass 0 and save reading
+ * the clock on the fast path.
  */
 static inline bool ioband_sched_needs_clock(const struct ioband_sched *s,
 					    const struct ioband_entity *e)
 {
 	return s->idle_head || e->parallel ||
-	       s->conf.policy == IOBAND_POLICY_RANGE_BW;
+	       s->conf.policy == IOBAND_POLICY_RANGE_BW ||
+	       s->conf.policy == IOBAND_POLICY_WEIGHT_TIME;
+}
+
+/*
+ * weight-time: device time in cost units, rounded to the nearest and at
+ * least one.  The caller clamps @ns to IOBAND_EST_MAX_NS.
+ */
+#define IOBAND_EST_MAX_NS	(1000 * 1000 * 1000ULL)
+
+static inline u32 ioband_time_units(u64 ns)
+{
+	u32 u = (ns + (1U << (IOBAND_TIME_SHIFT - 1))) >> IOBAND_TIME_SHIFT;
+
+	return u ? u : 1;
+}
+
+/*
+ * weight-time: the class of a bio of @e (see struct ioband_est), which
+ * also records where it ends for the next one.  Inline: it runs for every
+ * bio, like ioband_time_cost().
+ */
+static inline u32 ioband_time_class(struct ioband_entity *e, bool write,
+				    u64 sector, u32 sectors)
+{
+	u32 blocks = (sectors + 7) >> 3;	/* 4 KiB blocks */
+	bool seq = sector == e->next_sector;
+	u32 size = 0;
+
+	e->next_sector = sector + sectors;
+	while (blocks > 1 && size < IOBAND_EST_SIZES - 1) {
+		blocks = (blocks + 1) >> 1;
+		size++;
+	}
+	return (write * 2 + seq) * IOBAND_EST_SIZES + size;
+}
+
+/* weight-time: what a bio of class @cls is charged when it goes down. */
+static inline u32 ioband_time_cost(const struct ioband_sched *s, u32 cls)
+{
+	u32 ns = s->est.cost_ns[cls];
+
+	return ioband_time_units(ns ? ns : s->est.mean_ns);
+}
+
+/* The most bios in flight the scheduler lets go down. */
+static inline u32 ioband_sched_depth(const struct ioband_sched *s)
+{
+	if (s->conf.policy == IOBAND_POLICY_WEIGHT_TIME &&
+	    s->est.depth < s->conf.io_limit)
+		return s->est.depth;
+	return s->conf.io_limit;
 }
 
 void ioband_sched_dispatch(struct ioband_sched *s, struct ioband_entity *e,
@@ -271,6 +365,34 @@ static inline void ioband_sched_complete(struct ioband_sched *s,
 	e->nr_inflight--;
 	s->nr_inflight--;
 	ioband_sched_maybe_idle(s, e, now);
+}
+
+void ioband_est_learn(struct ioband_sched *s, u32 cls, u64 ns);
+void ioband_sched_correct(struct ioband_sched *s, struct ioband_entity *e,
+			  u32 charged, u64 ns);
+void ioband_depth_sample(struct ioband_sched *s, u64 now);
+void ioband_sched_anticipate(struct ioband_sched *s, struct ioband_entity *e,
+			     u64 now);
+
+/*
+ * weight-time: a bio of @e and class @cls, charged @charged units when it
+ * went down, has completed after @ns in flight.  The device group learns
+ * the class's cost and its depth, and the group pays what the bio took.
+ */
+static inline void ioband_sched_complete_timed(struct ioband_sched *s,
+					       struct ioband_entity *e,
+					       u32 cls, u32 charged, u64 ns,
+					       u64 now)
+{
+	if (ns > IOBAND_EST_MAX_NS)
+		ns = IOBAND_EST_MAX_NS;
+	ioband_depth_sample(s, now);
+	ioband_est_learn(s, cls, ns);
+	ioband_sched_correct(s, e, charged, ns);
+	ioband_sched_complete(s, e, now);
+	e->last_done = now;
+	if (!e->nr_inflight && !e->nr_queued && !e->parallel)
+		ioband_sched_anticipate(s, e, now);
 }
 
 void ioband_sched_move_held(struct ioband_sched *s, struct ioband_entity *from,

@@ -589,7 +589,12 @@ static void idle_group_survives_clock_wrap(void)
 {
 	enum ioband_policy p;
 
-	for (p = 0; p < IOBAND_NR_POLICIES; p++)
+	/*
+	 * Not weight-time, whose depth control holds a lone group's second
+	 * bio until completions have timed the device: devtime_clock_wraps
+	 * runs it across a wrap on the model device.
+	 */
+	for (p = 0; p < IOBAND_POLICY_WEIGHT_TIME; p++)
 		CHECK(idle_group_returns_after_wrap(p),
 		      "%s: the returning group's bio was still held after 4 of the busy group's",
 		      ioband_policy_name(p));

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * weight-time on the discrete-event device (devsim.h): shares of device
+ * time, throughput, depth, and following a device that changes.  Bounds
+ * are the goal's: every group within 2 points of its share of device
+ * time (max-min fair where a group cannot use its share), total
+ * throughput at least 95 % of the bare device's under contention and
+ * 97 % for a lone group.
+ */
+#include <string.h>
+#include "devsim.h"
+#include "devsim-scen.h"
+#include "unit.h"
+
+/* @sim, set up for @sc and perhaps changed, against @sc's targets. */
+static void check_scen_sim(const struct ds_scen *sc, const struct ds_sim *set)
+{
+	double target[DS_MAX_GROUPS], bare;
+	struct ds_sim sim = *set;
+	u32 i;
+
+	ds_targets(sc, target);
+	sim.bare = true;
+	ds_run(&sim);
+	bare = ds_util(&sim);
+	sim = *set;
+	ds_run(&sim);
+	for (i = 0; i < sim.nr_groups; i++)
+		CHECK(ds_share(&sim, i) > target[i] - 2 &&
+		      ds_share(&sim, i) < target[i] + 2,
+		      "%s: group %u has %.1f %% of device time for %.1f",
+		      sc->name, i, ds_share(&sim, i), target[i]);
+	CHECK(ds_util(&sim) >= 0.95 * bare,
+	      "%s: device %.1f %% busy, bare %.1f %%", sc->name,
+	      ds_util(&sim), bare);
+}
+
+/* Every scenario of devsim-scen.c. */
+static void devtime_shares(void)
+{
+	const struct ds_scen *sc;
+	struct ds_sim sim;
+
+	for (sc = ds_scens; sc->name; sc++) {
+		ds_scen_setup(sc, &sim);
+		check_scen_sim(sc, &sim);
+	}
+}
+
+/*
+ * The 2009 case: besides half the device time each, the sequential
+ * reader keeps at least 40 % of what it gets alone (it got 4.6 % in the
+ * trial, each of its reads paying a seek).
+ */
+static void devtime_seq_batches(void)
+{
+	const struct ds_scen *sc;
+	struct ds_sim sim;
+	double alone;
+
+	for (sc = ds_scens; sc->name && !strstr(sc->name, "seq vs random");
+	     sc++)
+		;
+	ds_scen_setup(sc, &sim);
+	alone = ds_alone_ios(&sim, 0);
+	ds_run(&sim);
+	CHECK(sim.g[0].ios >= 0.4 * alone,
+	      "sequential reader: %llu I/Os, %.0f alone (%.1f %%)",
+	      (unsigned long long)sim.g[0].ios, alone,
+	      100.0 * sim.g[0].ios / alone);
+}
+
+/* A lone group on each profile: at least 97 % of the bare device. */
+static void devtime_lone_group(void)
+{
+	static const char *const profiles[] = { "ssd", "nvme", "disk" };
+	u32 i;
+
+	for (i = 0; i < 3; i++) {
+		struct ds_sim sim;
+		u64 bare;
+
+		ds_setup(&sim, profiles[i], 1);
+		sim.g[0].procs = 8;
+		sim.g[0].iodepth = 8;
+		sim.bare = true;
+		ds_run(&sim);
+		bare = sim.total_ios;
+		sim.bare = false;
+		ds_run(&sim);
+		CHECK(sim.total_ios >= 0.97 * bare,
+		      "%s: %llu I/Os alone under weight-time, %llu bare",
+		      profiles[i], (unsigned long long)sim.total_ios,
+		      (unsigned long long)bare);
+	}
+}
+
+/*
+ * Depth control finds what the device needs for full throughput (its
+ * channels, on the model device) and io_limit caps it.
+ */
+static void devtime_depth(void)
+{
+	static const struct {
+		const char *profile;
+		u32 io_limit, lo, hi;
+	} cases[] = {
+		{ "ssd", 128, 4, 5 },
+		{ "nvme", 128, 32, 36 },
+		{ "disk", 128, 1, 1 },
+		{ "nvme", 8, 8, 8 },
+	};
+	u32 i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct ds_sim sim;
+
+		ds_setup(&sim, cases[i].profile, 1);
+		sim.conf.io_limit = cases[i].io_limit;
+		sim.g[0].procs = 16;
+		sim.g[0].iodepth = 8;
+		sim.run_ns = sim.warmup_ns + 100 * 1000 * 1000ULL;
+		ds_run(&sim);
+		CHECK(sim.depth >= cases[i].lo && sim.depth <= cases[i].hi,
+		      "%s, io_limit %u: depth %u after %llu ms, not %u-%u",
+		      cases[i].profile, cases[i].io_limit, sim.depth,
+		      (unsigned long long)(sim.run_ns / 1000000),
+		      cases[i].lo, cases[i].hi);
+	}
+}
+
+/*
+ * Writes get twice as expensive 3 s into the run: within 5 s every
+ * group's share of device time is back within 2 points of its target.
+ */
+static void devtime_follows_device(void)
+{
+	static const double target[] = { 400 / 7.0, 200 / 7.0, 100 / 7.0 };
+	const u64 s = 1000 * 1000 * 1000ULL, period = s / 2;
+	struct ds_sim sim;
+	u32 i, k;
+
+	ds_setup(&sim, "ssd", 3);
+	for (i = 0; i < 3; i++) {
+		sim.g[i].weight = 400 >> i;
+		sim.g[i].iodepth = 4;
+	}
+	sim.g[2].write = true;
+	sim.warmup_ns = 0;
+	sim.run_ns = 10 * s + period;
+	sim.sample_ns = period;
+	sim.change_at_ns = 3 * s;
+	sim.changed = sim.prof;
+	sim.changed.base_ns[IOBM_WRITE] *= 2;
+	sim.changed.per_kib_ns[IOBM_WRITE] *= 2;
+	ds_run(&sim);
+	/* the half-seconds from 1 s to 3 s, and from the change + 5 s on */
+	for (k = 2; k * period < sim.run_ns - period; k++) {
+		u64 total = 0;
+
+		if (k * period >= sim.change_at_ns &&
+		    k * period < sim.change_at_ns + 5 * s)
+			continue;
+		for (i = 0; i < 3; i++)
+			total += sim.g[i].series[k];
+		for (i = 0; i < 3; i++) {
+			double got = 100.0 * sim.g[i].series[k] / total;
+
+			CHECK(got > target[i] - 2 && got < target[i] + 2,
+			      "%.1f s: group %u has %.1f %% for %.1f",
+			      k * 0.5, i, got, target[i]);
+		}
+	}
+}
+
+/*
+ * Device time moves the clock fast (a second of a weight-1 group's is
+ * 2^53): a run that starts 2^45 short of 2^64 wraps within its first
+ * second, and every group still gets its share.
+ */
+static void devtime_clock_wraps(void)
+{
+	const struct ds_scen *sc = &ds_scens[0];
+	double target[DS_MAX_GROUPS];
+	struct ds_sim sim;
+	u32 i;
+
+	ds_targets(sc, target);
+	ds_scen_setup(sc, &sim);
+	sim.vclock_start = -(1ULL << 45);
+	ds_run(&sim);
+	CHECK(sim.vclock_wraps == 1, "the clock wrapped %llu times",
+	      (unsigned long long)sim.vclock_wraps);
+	for (i = 0; i < sim.nr_groups; i++)
+		CHECK(ds_share(&sim, i) > target[i] - 2 &&
+		      ds_share(&sim, i) < target[i] + 2,
+		      "group %u has %.1f %% of device time for %.1f", i,
+		      ds_share(&sim, i), target[i]);
+}
+
+/*
+ * ioband's worker takes 20 us to bring a released bio to the device (a
+ * fifth of a read on the ssd profile): depth control adds the depth that
+ * hides it, and the shares hold.
+ */
+static void devtime_worker_latency(void)
+{
+	struct ds_sim sim;
+
+	ds_scen_setup(&ds_scens[0], &sim);
+	sim.release_ns = 20000;
+	check_scen_sim(&ds_scens[0], &sim);
+}
+
+void devtime_tests(void)
+{
+	RUN(devtime_worker_latency);
+	RUN(devtime_clock_wraps);
+	RUN(devtime_depth);
+	RUN(devtime_lone_group);
+	RUN(devtime_follows_device);
+	RUN(devtime_seq_batches);
+	RUN(devtime_shares);
+}
