@@ -3,7 +3,9 @@
 #
 # Build the module against 6.12 configurations the VM kernels do not cover:
 # tinyconfig + each fragment in scripts/build-configs/ (no-memcg: cgroups
-# without the memory controller; no-cgroups: no cgroups at all), with W=1.
+# without the memory controller; no-cgroups: no cgroups at all), with W=1;
+# and in-tree: the patch series of patches/ applied to a copy of the
+# source (scripts/mk-patches.sh --apply), its objects built in the tree.
 #
 #   scripts/build-configs.sh [NAME...]        (default: every fragment)
 #
@@ -55,13 +57,45 @@ if [ ${#names[@]} = 0 ]; then
 	done
 fi
 
+# Builds the module for configuration $name in $obj, into $out.
+build_module() {
+	if [ "$name" = in-tree ]; then
+		# dm core with the helper, then the target with W=1
+		make -s -C "$obj" -j"$JOBS" drivers/md/dm.o >"$out/build.log" 2>&1 &&
+		make -s -C "$obj" W=1 -j"$JOBS" drivers/md/dm-ioband.o \
+			drivers/md/dm-ioband-policy.o >>"$out/build.log" 2>&1
+	else
+		# our sources in a copy of their own (Kbuild writes objects
+		# beside them)
+		cp -r "$TOP/drivers" "$TOP/include" "$out/"
+		find "$out" \( -name '*.o' -o -name '*.ko' -o -name '.*.cmd' -o -name '*.mod*' \) -delete
+		make -s -C "$obj" M="$out/drivers/md" W=1 KBUILD_MODPOST_WARN=1 \
+			-j"$JOBS" modules >"$out/build.log" 2>&1
+	fi
+}
+
 rc=0
 for name in "${names[@]}"; do
 	frag=$TOP/scripts/build-configs/$name.config
 	[ -f "$frag" ] || die "no fragment $frag"
-	hash=$({ echo "$PKGVER"; echo "$CCVER"; cat "$frag" "$SCRIPT"; } |
+	src=$SRC
+	extra=()
+	if [ "$name" = in-tree ]; then
+		extra=("$TOP"/patches/000[1-9]-*.patch)
+	fi
+	hash=$({ echo "$PKGVER"; echo "$CCVER"; cat "$frag" "$SCRIPT" ${extra[@]+"${extra[@]}"}; } |
 		sha256sum | cut -c1-16)
 	obj=$CACHE/cfg-$name-$hash
+	if [ "$name" = in-tree ]; then
+		src=$CACHE/cfg-src-in-tree-$hash
+		if [ ! -f "$src/.ioband-patched" ]; then
+			rm -rf "$src"
+			# hard links: patch(1) writes each file it changes anew
+			cp -al "$SRC" "$src"
+			"$TOP/scripts/mk-patches.sh" --apply "$src"
+			touch "$src/.ioband-patched"
+		fi
+	fi
 	log=$obj.log
 	if [ ! -f "$obj/.ioband-prepared" ]; then
 		t0=$SECONDS
@@ -69,10 +103,10 @@ for name in "${names[@]}"; do
 		rm -rf "$obj"
 		mkdir -p "$obj"
 		{
-			make -C "$SRC" O="$obj" ARCH=x86_64 tinyconfig &&
-			"$SRC/scripts/kconfig/merge_config.sh" -m -O "$obj" \
+			make -C "$src" O="$obj" ARCH=x86_64 tinyconfig &&
+			"$src/scripts/kconfig/merge_config.sh" -m -O "$obj" \
 				"$obj/.config" "$frag" &&
-			make -C "$SRC" O="$obj" olddefconfig
+			make -C "$src" O="$obj" olddefconfig
 		} >"$log" 2>&1 || { tail -n 30 "$log"; die "$name: configuring failed"; }
 		# every symbol the fragment sets must have survived olddefconfig
 		while IFS= read -r line; do
@@ -86,20 +120,19 @@ for name in "${names[@]}"; do
 					die "$name: wanted $sym off, got $(grep "^$sym=" "$obj/.config")" ;;
 			esac
 		done <"$frag"
-		make -C "$SRC" O="$obj" -j"$JOBS" modules_prepare >>"$log" 2>&1 ||
+		make -C "$src" O="$obj" -j"$JOBS" modules_prepare >>"$log" 2>&1 ||
 			{ tail -n 30 "$log"; die "$name: modules_prepare failed"; }
 		touch "$obj/.ioband-prepared"
 		say "$name: prepared in $((SECONDS - t0)) s"
+		# older trees of this configuration are of no further use
+		for old in "$CACHE/cfg-$name-"* "$CACHE/cfg-src-$name-"*; do
+			case $old in "$obj"|"$obj.log"|"$src") ;; *) rm -rf "$old" ;; esac
+		done
 	fi
-	# our sources in a copy of their own (Kbuild writes objects beside them)
 	out=$TOP/build/configs/$name
 	rm -rf "$out"
 	mkdir -p "$out"
-	cp -r "$TOP/drivers" "$TOP/include" "$out/"
-	find "$out" \( -name '*.o' -o -name '*.ko' -o -name '.*.cmd' -o -name '*.mod*' \) -delete
-	if make -s -C "$obj" M="$out/drivers/md" W=1 KBUILD_MODPOST_WARN=1 \
-		-j"$JOBS" modules >"$out/build.log" 2>&1 &&
-		! grep -E 'warning:|error:' "$out/build.log"; then
+	if build_module && ! grep -E 'warning:|error:' "$out/build.log"; then
 		say "$name: PASS (W=1, no warning)"
 	else
 		cat "$out/build.log"

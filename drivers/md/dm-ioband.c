@@ -234,7 +234,7 @@ struct ioband_device {
 	 */
 	s64 last_id;
 	struct ioband_group *last_grp;
-#if IS_ENABLED(CONFIG_BLK_CGROUP) && defined(IOBAND_OUT_OF_TREE)
+#ifdef IOBAND_OUT_OF_TREE
 	/* what the original bio of a clone must show; see ioband_orig_css() */
 	struct mapped_device *md;
 	struct gendisk *disk;
@@ -293,7 +293,7 @@ static int ioband_check_type(enum ioband_group_type type, char **error)
  * charge.  The original bio outlives its clones, and its association pins
  * the blkcg, so the cgroup stays valid while the clone is in the target.
  */
-#if IS_ENABLED(CONFIG_BLK_CGROUP) && defined(IOBAND_OUT_OF_TREE)
+#ifdef IOBAND_OUT_OF_TREE
 /*
  * Out of tree there is no dm interface for the original bio: these are
  * struct dm_target_io and struct dm_io of drivers/md/dm-core.h, the same in
@@ -392,26 +392,20 @@ static struct cgroup_subsys_state *ioband_orig_css(struct ioband_device *d,
 	int mode = READ_ONCE(ioband_orig_mode);
 	struct bio *orig;
 
-	if (mode == IOBAND_ORIG_OFF)
+	/* without blk-cgroup no bio has an association */
+	if (!IS_ENABLED(CONFIG_BLK_CGROUP) || mode == IOBAND_ORIG_OFF)
 		return NULL;
 	orig = ioband_orig_bio_checked(d, clone, ib);
 	if (unlikely(mode == IOBAND_ORIG_UNKNOWN || !orig))
 		ioband_orig_mode_set(orig ? IOBAND_ORIG_ON : IOBAND_ORIG_OFF);
 	return orig ? bio_blkcg_css(orig) : NULL;
 }
-#elif IS_ENABLED(CONFIG_BLK_CGROUP)
-static struct cgroup_subsys_state *ioband_orig_css(struct ioband_device *d,
-						   struct bio *clone,
-						   struct ioband_bio *ib)
-{
-	return dm_bio_orig_blkcg_css(clone);
-}
 #else
 static struct cgroup_subsys_state *ioband_orig_css(struct ioband_device *d,
 						   struct bio *clone,
 						   struct ioband_bio *ib)
 {
-	return NULL;
+	return dm_bio_orig_blkcg_css(clone);
 }
 #endif
 
@@ -1093,7 +1087,7 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad_dev;
 	}
 	d->ti = ti;
-#if IS_ENABLED(CONFIG_BLK_CGROUP) && defined(IOBAND_OUT_OF_TREE)
+#ifdef IOBAND_OUT_OF_TREE
 	d->md = dm_table_get_md(ti->table);
 	d->disk = dm_disk(d->md);
 #endif
