@@ -123,6 +123,8 @@ and allocates nothing.
 
 The design is the top comment of dm-ioband.c; the table line, messages
 and status are in Documentation/admin-guide/device-mapper/ioband.rst.
+
+Signed-off-by: Seed 3431af86 maintainers <maintainers@users.noreply.a-seed-3431af86.example>
 MSG
 git -C "$g" format-patch -q -1 --start-number 2 -o "$tmp/out"
 new=$(ls "$tmp"/out/0002-*.patch)

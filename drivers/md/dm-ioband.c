@@ -14,9 +14,18 @@
  *
  * Each ioband device sorts its bios into groups by a group type: none
  * (everything in the device's default group), user, gid, pid, pgrp (taken
- * from the submitting task) or cgroup (the bio's blkcg association, so that
- * writeback is charged to the cgroup that dirtied the pages, and the
- * nearest ancestor that has a group).  A bio with no group of its own
+ * from the submitting task, which for bios dm core deferred to its worker
+ * while the device was suspended is that worker) or cgroup, and then the
+ * nearest ancestor that has a group.  A bio's cgroup is that of the blkcg
+ * association of the bio submitted to the ioband device, the one the
+ * kernel's own I/O controllers charge: writeback is charged to the cgroup
+ * the inode's writeback belongs to, a driver stacked above (dm-crypt, md,
+ * loop) passes on the cgroup of the bio it was given, swap-out is charged
+ * to the page's owner, and a direct write to the writer whoever owns its
+ * pages.  dm core gives a clone that association only when it submits it,
+ * after map(), so ioband reads the original's (see ioband_orig_css()); a
+ * bio with none is charged to the owner of its page cache pages, else to
+ * the submitting task's cgroup.  A bio with no group of its own
  * goes to the device's default group.  Groups belong to their ioband
  * device; the scheduler of the device group sees all groups of all its
  * devices side by side.
@@ -322,7 +331,7 @@ struct ioband_dm_target_io {
 struct ioband_dm_io {
 	unsigned short magic;
 	blk_short_t flags;
-	spinlock_t lock;
+	spinlock_t lock;		/* dm core's; never taken here */
 	unsigned long start_time;
 	void *data;
 	struct ioband_dm_io *next;
@@ -381,7 +390,7 @@ static noinline void ioband_orig_mode_set(int mode)
 		    IOBAND_ORIG_UNKNOWN)
 			DMINFO("charging bios to the cgroup of the bio submitted to the dm device");
 	} else if (xchg(&ioband_orig_mode, mode) != mode) {
-		DMWARN("dm core's layout is not the one this module was built for: charging bios to their pages' owner or their submitter");
+		DMWARN("unknown dm core layout: charging bios to their pages' owner or submitter");
 	}
 }
 

@@ -27,7 +27,8 @@ int main(int argc, char **argv)
 	char *map;
 	int f, d;
 
-	if (argc != 4 || (count = atol(argv[3])) <= 0) {
+	count = argc == 4 ? atol(argv[3]) : 0;
+	if (count <= 0) {
 		fprintf(stderr, "usage: mmapdio FILE DEVICE COUNT\n");
 		return 2;
 	}
