@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The in-tree form of dm-ioband, as a patch series against 6.12 in patches/:
-#   0000-cover-letter.patch                   (kept by hand)
+#   0000-cover-letter.patch                   (kept by hand, diffstat too)
 #   0001-dm-add-dm_bio_orig_blkcg_css.patch   (kept by hand: the dm core helper)
 #   0002-dm-add-the-ioband-target.patch        (made here from the tree)
 #
