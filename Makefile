@@ -19,7 +19,8 @@ DEB_KDIR := $(lastword $(sort $(wildcard /usr/src/linux-headers-6.1.*-amd64)))
 RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
 KDIR ?= $(if $(wildcard $(RUNNING_KDIR)/Makefile),$(RUNNING_KDIR),$(DEB_KDIR))
 
-.PHONY: all module tool deps clean check check-long unit fuzz vm-modules kernel-debug
+.PHONY: all module tool deps clean check check-long unit fuzz vm-modules \
+	kernel-debug build-configs
 
 all: module tool
 
@@ -49,6 +50,14 @@ kernel-debug:
 VM_KERNELS ?= production debug
 vm-modules:
 	@scripts/vm-modules.sh $(VM_KERNELS)
+
+# The module against 6.12 without the memory controller and without
+# cgroups, and the in-tree series of patches/ (scripts/build-configs/*.config),
+# W=1; trees cached in ~/.cache/dm-ioband (first run about 6 minutes on a
+# loaded host, then under a minute).  patches/0002 must match the sources.
+build-configs:
+	@scripts/mk-patches.sh --check
+	@scripts/build-configs.sh
 
 # make install [DESTDIR=...] [PREFIX=/usr/local] [KVER=...]: the modules
 # into /lib/modules/<KVER>/extra (then depmod, unless DESTDIR is set) and

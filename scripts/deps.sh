@@ -22,6 +22,8 @@ say() { [ $QUIET = 1 ] || echo "deps: $*"; }
 PKGS=(
 	# module builds and the debug kernel
 	build-essential linux-headers-amd64 linux-source-6.12
+	# patches/: the in-tree form of the driver (scripts/mk-patches.sh)
+	unifdef
 	flex bison bc libelf-dev libssl-dev dwarves cpio xz-utils zstd rsync
 	# the VM harness: guest tools and QEMU
 	qemu-system-x86 busybox-static fio dmsetup lvm2 e2fsprogs fdisk

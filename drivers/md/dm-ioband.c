@@ -14,9 +14,18 @@
  *
  * Each ioband device sorts its bios into groups by a group type: none
  * (everything in the device's default group), user, gid, pid, pgrp (taken
- * from the submitting task) or cgroup (the bio's blkcg association, so that
- * writeback is charged to the cgroup that dirtied the pages, and the
- * nearest ancestor that has a group).  A bio with no group of its own
+ * from the submitting task, which for bios dm core deferred to its worker
+ * while the device was suspended is that worker) or cgroup, and then the
+ * nearest ancestor that has a group.  A bio's cgroup is that of the blkcg
+ * association of the bio submitted to the ioband device, the one the
+ * kernel's own I/O controllers charge: writeback is charged to the cgroup
+ * the inode's writeback belongs to, a driver stacked above (dm-crypt, md,
+ * loop) passes on the cgroup of the bio it was given, swap-out is charged
+ * to the page's owner, and a direct write to the writer whoever owns its
+ * pages.  dm core gives a clone that association only when it submits it,
+ * after map(), so ioband reads the original's (see ioband_orig_css()); a
+ * bio with none is charged to the owner of its page cache pages, else to
+ * the submitting task's cgroup.  A bio with no group of its own
  * goes to the device's default group.  Groups belong to their ioband
  * device; the scheduler of the device group sees all groups of all its
  * devices side by side.
@@ -357,6 +366,11 @@ struct ioband_device {
 	 */
 	s64 last_id;
 	struct ioband_group *last_grp;
+#ifdef IOBAND_OUT_OF_TREE
+	/* what the original bio of a clone must show; see ioband_orig_css() */
+	struct mapped_device *md;
+	struct gendisk *disk;
+#endif
 };
 
 /* Per-bio data. */
@@ -391,42 +405,200 @@ static s64 ioband_task_id(enum ioband_group_type type)
 	}
 }
 
-/*
- * The cgroup a bio is charged to.  Device-mapper hands targets clones that
- * do not carry the blkcg association yet (dm core copies it from the
- * original bio only when the clone is submitted), so use an association
- * if there is one, and otherwise the facts it is made from: page cache
- * pages belong to the cgroup that dirtied them (which is what writeback
- * charges, whoever submits the bio), anything else to the submitting task.
- * Called with interrupts off; see ioband_lookup().  folio_memcg() wants
- * rcu_read_lock() itself (lockdep does not count disabled interrupts), so
- * the page cache's path, which is not the common one, takes it.
- */
-static struct cgroup *ioband_bio_cgroup(struct bio *bio)
+/* The group types this kernel can classify by. */
+static int ioband_check_type(enum ioband_group_type type, char **error)
 {
-	struct cgroup_subsys_state *css = bio_blkcg_css(bio);
+	if (!IS_ENABLED(CONFIG_CGROUPS) && type == IOBAND_TYPE_CGROUP) {
+		*error = "group type cgroup needs a kernel with CONFIG_CGROUPS";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- the original bio's cgroup ----------------------------------------- */
+
+#if IS_ENABLED(CONFIG_CGROUPS)
+
+/*
+ * Device-mapper hands targets clones that carry no blkcg association (dm
+ * core copies it from the original bio only when the clone is submitted,
+ * in dm_submit_bio_remap()), so the cgroup a bio is charged to is the one
+ * the original bio, the one submitted to this dm device, is associated
+ * with: whoever submits it, a stacked driver (dm-crypt, md, loop),
+ * swap-out or the flusher, that is what the block layer's own controllers
+ * charge.  The original bio outlives its clones, and its association pins
+ * the blkcg, so the cgroup stays valid while the clone is in the target.
+ */
+#ifdef IOBAND_OUT_OF_TREE
+/*
+ * Out of tree there is no dm interface for the original bio: these are
+ * struct dm_target_io and struct dm_io of drivers/md/dm-core.h, the same in
+ * 6.1 and 6.12.  Nothing is trusted that is not checked on every bio: where
+ * dm core put our per-bio data (dm_per_bio_data() knows the real offsets),
+ * both magic numbers, the mapped device, and the original bio's disk.
+ */
+struct ioband_dm_stats_aux {
+	bool merged;
+	unsigned long long duration_ns;
+};
+
+struct ioband_dm_io;
+
+struct ioband_dm_target_io {
+	unsigned short magic;
+	blk_short_t flags;
+	unsigned int target_bio_nr;
+	struct ioband_dm_io *io;
+	struct dm_target *ti;
+	unsigned int *len_ptr;
+	sector_t old_sector;
+	struct bio clone;
+};
+
+struct ioband_dm_io {
+	unsigned short magic;
+	blk_short_t flags;
+	spinlock_t lock;		/* dm core's; never taken here */
+	unsigned long start_time;
+	void *data;
+	struct ioband_dm_io *next;
+	struct ioband_dm_stats_aux stats_aux;
+	blk_status_t status;
+	atomic_t io_count;
+	struct mapped_device *md;
+	struct bio *orig_bio;
+	unsigned int sector_offset;
+	unsigned int sectors;
+	struct ioband_dm_target_io tio;
+};
+
+#define IOBAND_DM_TIO_MAGIC	28714
+#define IOBAND_DM_IO_MAGIC	19577
+
+enum { IOBAND_ORIG_UNKNOWN, IOBAND_ORIG_ON, IOBAND_ORIG_OFF };
+static int ioband_orig_mode;
+
+/*
+ * The original of @clone, whose per-bio data is @ib, or NULL if dm core's
+ * layout is not the one above.  The per-bio data lies just before the
+ * dm_target_io, or before the dm_io that embeds it: comparing is enough
+ * to prove the offset of the clone in both before anything is read.
+ */
+static struct bio *ioband_orig_bio_checked(struct ioband_device *d,
+					   struct bio *clone,
+					   struct ioband_bio *ib)
+{
+	struct ioband_dm_target_io *tio =
+		container_of(clone, struct ioband_dm_target_io, clone);
+	struct ioband_dm_io *outer = container_of(tio, struct ioband_dm_io, tio);
+	struct ioband_dm_io *io;
+	struct bio *orig;
+
+	if ((void *)(ib + 1) != tio && (void *)(ib + 1) != outer)
+		return NULL;
+	if (tio->magic != IOBAND_DM_TIO_MAGIC)
+		return NULL;
+	io = tio->io;
+	if ((void *)(ib + 1) == outer && io != outer)
+		return NULL;
+	if (io->magic != IOBAND_DM_IO_MAGIC || io->md != d->md)
+		return NULL;
+	orig = io->orig_bio;
+	if (!orig || orig->bi_bdev->bd_disk != d->disk)
+		return NULL;
+	return orig;
+}
+
+/* Says once which way cgroups are found; once off, it stays off. */
+static noinline void ioband_orig_mode_set(int mode)
+{
+	if (mode == IOBAND_ORIG_ON) {
+		if (cmpxchg(&ioband_orig_mode, IOBAND_ORIG_UNKNOWN, mode) ==
+		    IOBAND_ORIG_UNKNOWN)
+			DMINFO("charging bios to the cgroup of the bio submitted to the dm device");
+	} else if (xchg(&ioband_orig_mode, mode) != mode) {
+		DMWARN("unknown dm core layout: charging bios to their pages' owner or submitter");
+	}
+}
+
+static struct cgroup_subsys_state *ioband_orig_css(struct ioband_device *d,
+						   struct bio *clone,
+						   struct ioband_bio *ib)
+{
+	int mode = READ_ONCE(ioband_orig_mode);
+	struct bio *orig;
+
+	/* without blk-cgroup no bio has an association */
+	if (!IS_ENABLED(CONFIG_BLK_CGROUP) || mode == IOBAND_ORIG_OFF)
+		return NULL;
+	orig = ioband_orig_bio_checked(d, clone, ib);
+	if (unlikely(mode == IOBAND_ORIG_UNKNOWN || !orig))
+		ioband_orig_mode_set(orig ? IOBAND_ORIG_ON : IOBAND_ORIG_OFF);
+	return orig ? bio_blkcg_css(orig) : NULL;
+}
+#else
+static struct cgroup_subsys_state *ioband_orig_css(struct ioband_device *d,
+						   struct bio *clone,
+						   struct ioband_bio *ib)
+{
+	return dm_bio_orig_blkcg_css(clone);
+}
+#endif
+
+/*
+ * The memory cgroup of the page cache page @bio starts with, or NULL: a
+ * bio without an association (or with a dm core this module cannot read)
+ * is charged as writeback charges a page, to the cgroup that owns it.
+ * folio_memcg() wants rcu_read_lock() itself (lockdep does not count
+ * disabled interrupts), so this path, not the common one, takes it.
+ */
+static struct cgroup *ioband_page_cgroup(struct bio *bio)
+{
+#if IS_ENABLED(CONFIG_MEMCG)
+	struct cgroup *cgrp = NULL;
+	struct mem_cgroup *memcg;
+	struct folio *folio;
+
+	if (!bio_has_data(bio))
+		return NULL;
+	folio = page_folio(bio_page(bio));
+	if (folio_test_slab(folio) || !folio->mapping || folio_test_anon(folio))
+		return NULL;
+	rcu_read_lock();
+	memcg = folio_memcg(folio);
+	if (memcg)
+		cgrp = memcg->css.cgroup;
+	rcu_read_unlock();
+	return cgrp;
+#else
+	return NULL;
+#endif
+}
+
+/*
+ * The cgroup @bio is charged to: the original bio's association; without
+ * one, the owner of its pages, else the submitting task's cgroup.  Called
+ * with interrupts off; see ioband_lookup().
+ */
+static struct cgroup *ioband_bio_cgroup(struct ioband_device *d,
+					struct bio *bio, struct ioband_bio *ib)
+{
+	struct cgroup_subsys_state *css = ioband_orig_css(d, bio, ib);
+	struct cgroup *cgrp;
 
 	if (css)
 		return css->cgroup;
-	if (bio_has_data(bio)) {
-		struct folio *folio = page_folio(bio_page(bio));
-
-		if (!folio_test_slab(folio) && folio->mapping &&
-		    !folio_test_anon(folio)) {
-			struct mem_cgroup *memcg;
-			struct cgroup *cgrp = NULL;
-
-			rcu_read_lock();
-			memcg = folio_memcg(folio);
-			if (memcg)
-				cgrp = memcg->css.cgroup;
-			rcu_read_unlock();
-			if (cgrp)
-				return cgrp;
-		}
-	}
-	return task_dfl_cgroup(current);
+	cgrp = ioband_page_cgroup(bio);
+	return cgrp ? cgrp : task_dfl_cgroup(current);
 }
+#else
+/* The cgroup type is refused without cgroups. */
+static struct cgroup *ioband_bio_cgroup(struct ioband_device *d,
+					struct bio *bio, struct ioband_bio *ib)
+{
+	return NULL;
+}
+#endif
 
 /*
  * The group of a bio: its own or, for cgroups, its nearest ancestor's;
@@ -436,7 +608,7 @@ static struct cgroup *ioband_bio_cgroup(struct bio *bio)
  * 4.20), so no rcu_read_lock() of its own is needed on every bio.
  */
 static struct ioband_group *ioband_lookup(struct ioband_device *d,
-					  struct bio *bio)
+					  struct bio *bio, struct ioband_bio *ib)
 {
 	struct ioband_group *g = NULL;
 	struct cgroup *cgrp = NULL;
@@ -446,7 +618,7 @@ static struct ioband_group *ioband_lookup(struct ioband_device *d,
 		return &d->def;
 	/* cgroup ids are 64-bit and never reused, so they can be cached */
 	if (d->type == IOBAND_TYPE_CGROUP) {
-		cgrp = ioband_bio_cgroup(bio);
+		cgrp = ioband_bio_cgroup(d, bio, ib);
 		id = cgroup_id(cgrp);
 	} else {
 		id = ioband_task_id(d->type);
@@ -497,7 +669,7 @@ static bool ioband_may_sleep(const struct bio *bio)
  */
 static noinline struct ioband_group *
 ioband_wait_for_room(struct ioband_device *d, struct bio *bio,
-		     struct ioband_group *g)
+		     struct ioband_bio *ib, struct ioband_group *g)
 {
 	struct ioband_dg *dg = d->dg;
 	DEFINE_WAIT(wait);
@@ -508,7 +680,7 @@ ioband_wait_for_room(struct ioband_device *d, struct bio *bio,
 		spin_unlock_irq(&dg->lock);
 		io_schedule_timeout(HZ);
 		spin_lock_irq(&dg->lock);
-		g = ioband_lookup(d, bio);
+		g = ioband_lookup(d, bio, ib);
 	} while (ioband_group_full(d, g));
 	finish_wait(&dg->room_wait, &wait);
 	return g;
@@ -689,9 +861,9 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
 
 	spin_lock_irq(&dg->lock);
-	g = ioband_lookup(d, bio);
+	g = ioband_lookup(d, bio, ib);
 	if (unlikely(ioband_group_full(d, g)) && ioband_may_sleep(bio)) {
-		g = ioband_wait_for_room(d, bio, g);
+		g = ioband_wait_for_room(d, bio, ib, g);
 		waited = true;
 	}
 	ib->timed = s->conf.policy == IOBAND_POLICY_WEIGHT_TIME;
@@ -1165,6 +1337,8 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 	}
 	r = ioband_parse_table(argc - 1, argv + 1, &t, &error);
+	if (!r)
+		r = ioband_check_type(t.type, &error);
 	if (r) {
 		ti->error = error;
 		goto bad;
@@ -1181,6 +1355,10 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad_dev;
 	}
 	d->ti = ti;
+#ifdef IOBAND_OUT_OF_TREE
+	d->md = dm_table_get_md(ti->table);
+	d->disk = dm_disk(d->md);
+#endif
 	d->type = t.type;
 	d->table_conf = t.dg;
 	/*
@@ -1373,6 +1551,8 @@ static int ioband_msg_attach(struct ioband_device *d, s64 id,
 static int ioband_msg_type(struct ioband_device *d, enum ioband_group_type type,
 			   char **error)
 {
+	if (ioband_check_type(type, error))
+		return -EINVAL;
 	if (d->nr_groups) {
 		*error = "detach all groups before changing the group type";
 		return -EBUSY;
@@ -1545,8 +1725,8 @@ static void ioband_status(struct dm_target *ti, status_type_t type,
 		break;
 	case STATUSTYPE_IMA:
 		DMEMIT_TARGET_NAME_VERSION(ti->type);
-		DMEMIT(",device_group=%s,group_type=%s,policy=%s",
-		       dg->name, ioband_type_name(d->type),
+		DMEMIT(",device_name=%s,device_group=%s,group_type=%s,policy=%s",
+		       d->dev->name, dg->name, ioband_type_name(d->type),
 		       ioband_policy_name(c->policy));
 		DMEMIT(",io_throttle=%u,io_limit=%u,token_base=%u,carryover=%u",
 		       c->io_throttle, c->io_limit, c->token_base,
@@ -1565,9 +1745,15 @@ static int ioband_iterate_devices(struct dm_target *ti,
 	return fn(ti, d->dev, 0, ti->len, data);
 }
 
+/*
+ * ioband neither changes nor splits a bio's data, and remaps it whole to
+ * one device: an integrity payload and an inline encryption context stay
+ * valid below, as they do through dm-linear.
+ */
 static struct target_type ioband_target = {
 	.name = "ioband",
 	.version = {2, 0, 0},
+	.features = DM_TARGET_PASSES_INTEGRITY | DM_TARGET_PASSES_CRYPTO,
 	.module = THIS_MODULE,
 	.ctr = ioband_ctr,
 	.dtr = ioband_dtr,
