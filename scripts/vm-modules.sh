@@ -42,9 +42,12 @@ kdir_of() {
 	esac
 }
 
-# Kbuild's outputs, left alone by the copies below.
-RSYNC_SKIP=(--exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' --exclude='*.mod*'
-	--exclude=modules.order --exclude=Module.symvers)
+# The copies: content decides what is copied (-c), and a copied file gets
+# the time of the copy, not its source's (no -t), so Kbuild rebuilds after
+# any change, even to an older source (another checkout, IOBAND_MODSRC).
+# Kbuild's outputs are left alone.
+RSYNC=(rsync -rlpc --delete --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd'
+	--exclude='*.mod*' --exclude=modules.order --exclude=Module.symvers)
 
 build_dir() { # kdir moddir
 	# (Debian's headers have no vmlinux, so kbuild skips BTF: not news.)
@@ -69,19 +72,17 @@ for k in "${kernels[@]}"; do
 		echo "vm-modules: $k: no module sources in $SRC/drivers/md yet, nothing built"
 		continue
 	fi
-	# -c: content decides, so a fresh clone does not rebuild everything
-	# only because checkout times moved; --delete drops stale objects' sources.
+	# --delete drops stale objects' sources.
 	mkdir -p "$out/src/drivers/md" "$out/src/include"
-	rsync -a --delete "${RSYNC_SKIP[@]}" "$SRC/drivers/md/" "$out/src/drivers/md/"
+	"${RSYNC[@]}" "$SRC/drivers/md/" "$out/src/drivers/md/"
 	if [ -d "$SRC/include" ]; then
-		rsync -a --delete "$SRC/include/" "$out/src/include/"
+		"${RSYNC[@]}" "$SRC/include/" "$out/src/include/"
 	fi
 	echo "vm-modules: $k: building against $kdir"
 	build_dir "$kdir" "$out/src/drivers/md"
 	if [ -d "$SRC/tests/modeldev" ]; then
 		mkdir -p "$out/src/tests/modeldev"
-		rsync -a --delete "${RSYNC_SKIP[@]}" "$SRC/tests/modeldev/" \
-			"$out/src/tests/modeldev/"
+		"${RSYNC[@]}" "$SRC/tests/modeldev/" "$out/src/tests/modeldev/"
 		build_dir "$kdir" "$out/src/tests/modeldev"
 		cp "$out"/src/tests/modeldev/*.ko "$out/"
 	fi

@@ -73,7 +73,8 @@ within "$iops8" 0 "$((cap + 1))" ||
 if [ $PUNCTUAL = 1 ]; then
 	# depth 1 also pays the guest's overhead once a request: the ratio
 	# may exceed channels a little
-	within "$ratio" "$(calc "$ch * 0.95")" "$(calc "$ch * 1.1")" ||
+	within "$ratio" "$(awk -v c="$ch" 'BEGIN { print c * 0.95 }')" \
+		"$(awk -v c="$ch" 'BEGIN { print c * 1.1 }')" ||
 		bad "depth 8 gave $ratio times depth 1's IOPS, want $ch (-5 % to +10 %)"
 	within "$iops8" "$((cap * 95 / 100))" "$((cap + 1))" ||
 		bad "depth 8: $iops8 IOPS, the model's $ch channels give $cap (-5 %)"
