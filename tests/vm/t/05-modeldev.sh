@@ -4,20 +4,21 @@
 # the stats charge device time to the submitting cgroup through a
 # dm-linear, and the write cache is declared, flushed, and lost in a crash.
 # The guest's clock is checked against the model in 06-modeldev-timing.
-# timeout: 180
+# timeout: 600
 . /tests/lib.sh
 . /tests/t/modeldev.inc
 
 # ---- cost per request ---------------------------------------------------
 ssd=$(iobm_create mssd 1024 ssd)
+reset_stats mssd
+fio_run "$ssd" randrw 4k 1 60 >/dev/null
 for rw in read write; do
-	reset_stats mssd
-	fio_run "$ssd" rand$rw 4k 1 50 >/dev/null
 	want=$(model_ns mssd $rw 4)
-	log "4 KiB $rw: $(busy_per_req mssd) ns of device time a request, model $want"
-	same "$(busy_per_req mssd)" "$want" "4 KiB $rw's device time (ns)"
-	same "$(total mssd max_busy_channels)" 1 "channels busy at once at depth 1"
+	got=$(dir_busy_per_req mssd $rw)
+	log "4 KiB $rw: $got ns of device time a request, model $want"
+	same "$got" "$want" "4 KiB $rw's device time (ns)"
 done
+same "$(total mssd max_busy_channels)" 1 "channels busy at once at depth 1"
 
 # ---- channels -----------------------------------------------------------
 # 64 KiB reads (356 us each) at depth 8: all 4 channels busy, 4 in the FIFO

@@ -6,7 +6,7 @@
 # (guest time follows instructions, timers are punctual: the figures are
 # exact); on a loaded host the timers run late, and then only the bounds
 # that lateness cannot break are checked and the rest skipped.
-# timeout: 120
+# timeout: 300
 . /tests/lib.sh
 . /tests/t/modeldev.inc
 
@@ -78,6 +78,12 @@ if [ $PUNCTUAL = 1 ]; then
 		bad "depth 8 gave $ratio times depth 1's IOPS, want $ch (-5 % to +10 %)"
 	within "$iops8" "$((cap * 95 / 100))" "$((cap + 1))" ||
 		bad "depth 8: $iops8 IOPS, the model's $ch channels give $cap (-5 %)"
+fi
+
+# The seek section checks only closeness: not worth its time otherwise.
+if [ $PUNCTUAL = 0 ]; then
+	check_end
+	skip "timers ran late by more than 2 % of a request's cost (host loaded?): only the lower bounds were checked, the seek section not run"
 fi
 
 # ---- seek -----------------------------------------------------------------
