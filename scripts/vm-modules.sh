@@ -9,7 +9,9 @@
 # gets its own copy of drivers/md and include under build/modules/<k>/src;
 # the .ko files land in build/modules/<k>/.  IOBAND_MODSRC=<dir> builds
 # <dir>/drivers/md (+ <dir>/include) instead of the tree's own sources
-# (used to test the harness with a scratch module).
+# (used to test the harness with a scratch module).  The model device of
+# tests/modeldev (iobmodel.ko) is built the same way, from <dir>/tests/modeldev
+# when there is one.
 set -euo pipefail
 
 TOP=${TOP:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -40,6 +42,20 @@ kdir_of() {
 	esac
 }
 
+# The copies: content decides what is copied (-c), and a copied file gets
+# the time of the copy, not its source's (no -t), so Kbuild rebuilds after
+# any change, even to an older source (another checkout, IOBAND_MODSRC).
+# Kbuild's outputs are left alone.
+RSYNC=(rsync -rlpc --delete --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd'
+	--exclude='*.mod*' --exclude=modules.order --exclude=Module.symvers)
+
+build_dir() { # kdir moddir
+	# (Debian's headers have no vmlinux, so kbuild skips BTF: not news.)
+	make -s -C "$1" M="$2" W=1 -j"$JOBS" modules 2>&1 |
+		{ grep -v '^Skipping BTF generation' || true; }
+	[ "${PIPESTATUS[0]}" = 0 ] || exit 1
+}
+
 for k in "${kernels[@]}"; do
 	kdir=$(kdir_of "$k")
 	if [ ! -f "$kdir/Makefile" ]; then
@@ -56,20 +72,20 @@ for k in "${kernels[@]}"; do
 		echo "vm-modules: $k: no module sources in $SRC/drivers/md yet, nothing built"
 		continue
 	fi
-	# -c: content decides, so a fresh clone does not rebuild everything
-	# only because checkout times moved; --delete drops stale objects' sources.
+	# --delete drops stale objects' sources.
 	mkdir -p "$out/src/drivers/md" "$out/src/include"
-	rsync -a --delete --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \
-		--exclude='*.mod*' --exclude=modules.order --exclude=Module.symvers \
-		"$SRC/drivers/md/" "$out/src/drivers/md/"
+	"${RSYNC[@]}" "$SRC/drivers/md/" "$out/src/drivers/md/"
 	if [ -d "$SRC/include" ]; then
-		rsync -a --delete "$SRC/include/" "$out/src/include/"
+		"${RSYNC[@]}" "$SRC/include/" "$out/src/include/"
 	fi
 	echo "vm-modules: $k: building against $kdir"
-	# (Debian's headers have no vmlinux, so kbuild skips BTF: not news.)
-	make -s -C "$kdir" M="$out/src/drivers/md" W=1 -j"$JOBS" modules 2>&1 |
-		{ grep -v '^Skipping BTF generation' || true; }
-	[ "${PIPESTATUS[0]}" = 0 ] || exit 1
+	build_dir "$kdir" "$out/src/drivers/md"
+	if [ -d "$SRC/tests/modeldev" ]; then
+		mkdir -p "$out/src/tests/modeldev"
+		"${RSYNC[@]}" "$SRC/tests/modeldev/" "$out/src/tests/modeldev/"
+		build_dir "$kdir" "$out/src/tests/modeldev"
+		cp "$out"/src/tests/modeldev/*.ko "$out/"
+	fi
 	cp "$out"/src/drivers/md/*.ko "$out/"
 	echo "vm-modules: $k: $(cd "$out" && ls *.ko | tr '\n' ' ')"
 done

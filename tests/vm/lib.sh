@@ -14,6 +14,10 @@
 #   nullb_create NAME SIZE_MB [COMPLETION_NSEC] [QUEUE_DEPTH] [MEMORY_BACKED]
 #                             make a null_blk device through configfs, print
 #                             its /dev path (removed at exit)
+#   iobm_create NAME SIZE_MB PROFILE [ATTR=VALUE...]
+#                             make a model device (tests/modeldev) with that
+#                             profile, then each ATTR set; print its /dev
+#                             path (removed at exit)
 #   dm_create NAME TABLE      dmsetup create NAME from TABLE, print /dev/dm-N
 #                             (removed at exit)
 #   dm_node NAME              print /dev/dm-N of device-mapper device NAME and
@@ -28,6 +32,7 @@
 
 CG_ROOT=/sys/fs/cgroup
 NULLB_CFS=/sys/kernel/config/nullb
+IOBM_CFS=/sys/kernel/config/iobmodel
 _LIB_T0=$(date +%s)
 # State lives in files, not variables, because helpers that print a path run
 # in command substitutions ($(nullb_create ...)), i.e. in subshells.
@@ -133,6 +138,32 @@ nullb_create() {
 	fi
 	_lib_wait_path "$dev" || fail "nullb_create: $dev did not appear"
 	echo "$dev"
+}
+
+iobm_create() {
+	local name=$1 size=$2 profile=$3 d a
+	[ -n "$name" ] && [ -n "$size" ] && [ -n "$profile" ] ||
+		fail "usage: iobm_create NAME SIZE_MB PROFILE [ATTR=VALUE...]"
+	shift 3
+	if [ ! -d $IOBM_CFS ]; then
+		case $(cat /run/iobmodel-module 2>/dev/null) in
+		failed*) fail "iobmodel: $(cat /run/iobmodel-module)" ;;
+		esac
+		skip "the model device is not built (iobmodel.ko)"
+	fi
+	d=$IOBM_CFS/$name
+	mkdir "$d" || fail "iobm_create: mkdir $d"
+	on_exit "rmdir $d"
+	on_exit "echo 0 > $d/power"
+	# the profile first: it sets every field of the model
+	echo "$profile" >"$d/profile" || fail "iobm_create: profile $profile"
+	echo "$size" >"$d/size" || fail "iobm_create: size $size"
+	for a in "$@"; do
+		echo "${a#*=}" >"$d/${a%%=*}" || fail "iobm_create: $a"
+	done
+	echo 1 >"$d/power" || fail "iobm_create: power on"
+	_lib_wait_path "/dev/$name" || fail "iobm_create: /dev/$name did not appear"
+	echo "/dev/$name"
 }
 
 dm_node() {
