@@ -5,7 +5,11 @@
 # reads are much slower than its sequential ones.  Meant for --icount
 # (guest time follows instructions, timers are punctual: the figures are
 # exact); on a loaded host the timers run late, and then only the bounds
-# that lateness cannot break are checked and the rest skipped.
+# that lateness cannot break are checked and the rest skipped.  make
+# check runs it under -icount on the production kernel (52 s there).
+# icount: yes
+# kernel: production
+# smp: 1
 # timeout: 300
 . /tests/lib.sh
 . /tests/t/modeldev.inc
