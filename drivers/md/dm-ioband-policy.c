@@ -1560,6 +1560,12 @@ void ioband_sched_move_held(struct ioband_sched *s, struct ioband_entity *from,
 }
 EXPORT_SYMBOL_GPL(ioband_sched_move_held);
 
+u32 ioband_policy_abi(void)
+{
+	return IOBAND_ABI;
+}
+EXPORT_SYMBOL_GPL(ioband_policy_abi);
+
 #ifdef __KERNEL__
 MODULE_DESCRIPTION("dm-ioband policies: configuration grammar and scheduling");
 MODULE_AUTHOR("dm-ioband developers");

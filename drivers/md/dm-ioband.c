@@ -1772,6 +1772,11 @@ static int __init dm_ioband_init(void)
 {
 	int r;
 
+	if (ioband_policy_abi() != IOBAND_ABI) {
+		DMERR("dm-ioband-policy is from another build (%#x, not %#x)",
+		      ioband_policy_abi(), IOBAND_ABI);
+		return -EINVAL;
+	}
 	ioband_wq = alloc_workqueue("kioband", WQ_MEM_RECLAIM, 0);
 	if (!ioband_wq)
 		return -ENOMEM;

@@ -399,4 +399,13 @@ void ioband_sched_move_held(struct ioband_sched *s, struct ioband_entity *from,
 			    struct ioband_entity *to, u64 now);
 void ioband_entity_restart(struct ioband_sched *s, struct ioband_entity *e);
 
+/*
+ * The layout both modules were built with: the target refuses to load
+ * beside a policy module from another build of this header, whose structs
+ * it would misread (a stale one once did, and crashed in the worker).
+ */
+#define IOBAND_ABI \
+	((u32)(sizeof(struct ioband_sched) << 16 | sizeof(struct ioband_entity)))
+u32 ioband_policy_abi(void);
+
 #endif /* _LINUX_DM_IOBAND_H */
