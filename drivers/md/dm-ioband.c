@@ -210,6 +210,7 @@ struct ioband_dg {
 	spinlock_t lock;		/* see 9. Locking */
 	struct ioband_sched sched;
 	struct bio_list ready;		/* released, for the work item */
+	struct workqueue_struct *wq;	/* this device group's own, see 7. */
 	struct work_struct submit_work;
 	struct hrtimer wake_timer;	/* an idle group's grace runs out */
 	wait_queue_head_t room_wait;	/* submitters of full groups */
@@ -218,6 +219,7 @@ struct ioband_dg {
 struct ioband_device {
 	struct dm_target *ti;
 	struct dm_dev *dev;
+	dev_t devt;			/* of the dm device this target is in */
 	struct ioband_dg *dg;
 	struct list_head dg_node;
 	enum ioband_group_type type;
@@ -244,7 +246,6 @@ struct ioband_bio {
 
 static LIST_HEAD(ioband_dgs);
 static DEFINE_MUTEX(ioband_dgs_lock);
-static struct workqueue_struct *ioband_wq;
 
 /* ---- classification ----------------------------------------------------- */
 
@@ -339,50 +340,102 @@ static struct ioband_group *ioband_lookup(struct ioband_device *d,
 
 /* ---- back-pressure (see 7.) ---------------------------------------------- */
 
+/*
+ * A group holds at most what it drains in IOBAND_HOLD_MS at its cap, and
+ * never less than IOBAND_HOLD_MIN_SECTORS (a few bios, so that a capped
+ * group still keeps one bio waiting for its tokens) nor more than
+ * IOBAND_HOLD_SECTORS, the bound of a group without a cap.
+ */
 #define IOBAND_HOLD_SECTORS	(4U << (20 - SECTOR_SHIFT))
+#define IOBAND_HOLD_MIN_SECTORS	(64U << (10 - SECTOR_SHIFT))
+#define IOBAND_HOLD_MS		200
+/* The longest a submitter waits for room before its bio is held anyway. */
+#define IOBAND_WAIT_MAX		HZ
+
+static u64 ioband_hold_bound(const struct ioband_dg *dg,
+			     const struct ioband_group *g)
+{
+	u64 sectors;
+
+	if (dg->sched.conf.policy != IOBAND_POLICY_RANGE_BW ||
+	    !g->ent.max_kbps)
+		return IOBAND_HOLD_SECTORS;
+	/* KB/s * 2 is sectors per second */
+	sectors = (u64)g->ent.max_kbps * 2 * IOBAND_HOLD_MS / MSEC_PER_SEC;
+	return clamp_t(u64, sectors, IOBAND_HOLD_MIN_SECTORS,
+		       IOBAND_HOLD_SECTORS);
+}
 
 static bool ioband_group_full(const struct ioband_device *d,
 			      const struct ioband_group *g)
 {
-	return g->held_sectors >= IOBAND_HOLD_SECTORS && !d->passthrough;
+	return g->held_sectors >= ioband_hold_bound(d->dg, g) &&
+	       !d->passthrough;
 }
 
-/* May the submitter of @bio sleep in map() until its group has room? */
+static void ioband_submit_work(struct work_struct *work);
+
+/*
+ * May the submitter of @bio sleep in map() until its group has room?
+ * REQ_NOWAIT bios never come here (they end with BLK_STS_AGAIN instead).
+ */
 static bool ioband_may_sleep(const struct bio *bio)
 {
 	const struct bio_list *pending = current->bio_list;
 
-	if (bio->bi_opf & REQ_NOWAIT)
+	/*
+	 * A task in a filesystem transaction (ext4's writepages maps blocks
+	 * and submits the bios under a journal handle): the journal's
+	 * commit, and then every writer of the filesystem, would wait for
+	 * its sleep.
+	 */
+	if (current->journal_info)
 		return false;
-	if ((current->flags & (PF_KTHREAD | PF_WQ_WORKER)) == PF_KTHREAD)
-		return false;
+	if (current->flags & PF_KTHREAD) {
+		struct work_struct *work;
+
+		/* a plain kernel thread may submit for every group */
+		if (!(current->flags & PF_WQ_WORKER))
+			return false;
+		/*
+		 * An ioband device group's own worker, submitting to an
+		 * ioband device below: it also submits for every group of
+		 * its device group, and sleeping there would stall them all.
+		 */
+		work = current_work();
+		if (work && work->func == ioband_submit_work)
+			return false;
+	}
 	return !pending ||
 	       (bio_list_empty(&pending[0]) && bio_list_empty(&pending[1]));
 }
 
 /*
  * Sleeps until the group of @bio (@g, full) has room or the device lets
- * bios pass, and returns the group, looked up again: it may have been
- * detached meanwhile.  Called and returns with dg->lock held.  The sleep
- * is cut into seconds, so that a long wait behind a low cap is not taken
- * for a hung task.  Not inlined: it stays out of map()'s fast path, and a
- * waiting task's wchan names it.
+ * bios pass, for IOBAND_WAIT_MAX at most, or until a fatal signal comes,
+ * and returns the group, looked up again: it may have been detached
+ * meanwhile.  Then the bio is held as usual, beyond the bound if the wait
+ * ended early: no bio is refused for a full group.  Called and returns
+ * with dg->lock held.  Not inlined: it stays out of map()'s fast path, and
+ * a waiting task's wchan names it.
  */
 static noinline struct ioband_group *
 ioband_wait_for_room(struct ioband_device *d, struct bio *bio,
 		     struct ioband_group *g)
 {
 	struct ioband_dg *dg = d->dg;
+	long left = IOBAND_WAIT_MAX;
 	DEFINE_WAIT(wait);
 
 	trace_ioband_wait(dg->name, g->id, bio);
 	do {
-		prepare_to_wait(&dg->room_wait, &wait, TASK_UNINTERRUPTIBLE);
+		prepare_to_wait(&dg->room_wait, &wait, TASK_KILLABLE);
 		spin_unlock_irq(&dg->lock);
-		io_schedule_timeout(HZ);
+		left = io_schedule_timeout(left);
 		spin_lock_irq(&dg->lock);
 		g = ioband_lookup(d, bio);
-	} while (ioband_group_full(d, g));
+	} while (ioband_group_full(d, g) && left &&
+		 !fatal_signal_pending(current));
 	finish_wait(&dg->room_wait, &wait);
 	return g;
 }
@@ -391,10 +444,11 @@ ioband_wait_for_room(struct ioband_device *d, struct bio *bio,
 static void ioband_unhold(struct ioband_dg *dg, struct ioband_group *g,
 			  u64 sectors)
 {
-	bool was_full = g->held_sectors >= IOBAND_HOLD_SECTORS;
+	u64 bound = ioband_hold_bound(dg, g);
+	bool was_full = g->held_sectors >= bound;
 
 	g->held_sectors -= sectors;
-	if (was_full && g->held_sectors < IOBAND_HOLD_SECTORS &&
+	if (was_full && g->held_sectors < bound &&
 	    wq_has_sleeper(&dg->room_wait))
 		wake_up_all(&dg->room_wait);
 }
@@ -415,6 +469,12 @@ static void ioband_release_one(struct ioband_dg *dg, struct ioband_group *g)
 	ioband_sched_dispatch(&dg->sched, &g->ent, ib->cost, true);
 	ioband_unhold(dg, g, bio_sectors(bio));
 	ib->grp = g;
+	/*
+	 * The worker submits it, long after its submitter returned: an
+	 * EAGAIN from below would reach io_uring in the wrong context (it
+	 * reissues only from its submitter's own task), so let it wait.
+	 */
+	bio->bi_opf &= ~REQ_NOWAIT;
 	bio_list_add(&dg->ready, bio);
 	trace_ioband_release(dg->name, g->id, bio);
 }
@@ -453,7 +513,7 @@ static void ioband_kick(struct ioband_dg *dg)
 	ready = ioband_release_allowed(dg, ktime_get_ns());
 	spin_unlock_irqrestore(&dg->lock, flags);
 	if (ready)
-		queue_work(ioband_wq, &dg->submit_work);
+		queue_work(dg->wq, &dg->submit_work);
 }
 
 static enum hrtimer_restart ioband_wake(struct hrtimer *timer)
@@ -515,10 +575,46 @@ static void ioband_set_dev(struct bio *bio, struct block_device *bdev)
 	bio->bi_bdev = bdev;
 }
 
-/* Bios that other groups may be waiting on go down at once; see 7. */
+/*
+ * Bios that other groups may be waiting on, and polled bios, go down at
+ * once; see 7.
+ */
 static bool ioband_bio_urgent(const struct bio *bio)
 {
-	return bio->bi_opf & (REQ_META | REQ_SWAP);
+	return bio->bi_opf & (REQ_META | REQ_SWAP | REQ_POLLED);
+}
+
+/*
+ * A bio for @g, which holds bios already, and that the scheduler may
+ * hold: NULL if it is REQ_NOWAIT (it would be held behind them, and its
+ * submitter may not wait), else its group after waiting for room if @g is
+ * full.  Called and returns with dg->lock held.
+ */
+static noinline struct ioband_group *
+ioband_behind_held(struct ioband_device *d, struct bio *bio,
+		   struct ioband_group *g, bool *waited)
+{
+	if (bio->bi_opf & REQ_NOWAIT)
+		return NULL;
+	if (ioband_group_full(d, g) && ioband_may_sleep(bio)) {
+		g = ioband_wait_for_room(d, bio, g);
+		*waited = true;
+	}
+	return g;
+}
+
+/*
+ * Takes back @bio, REQ_NOWAIT, that the scheduler has just held for @g
+ * (its only held bio, so the head of @g's queue): it is ended with
+ * BLK_STS_AGAIN instead.  dg->lock held.
+ */
+static noinline void ioband_take_back(struct ioband_dg *dg,
+				      struct ioband_group *g, struct bio *bio,
+				      u64 now)
+{
+	bio_list_init(&g->held);
+	ioband_unhold(dg, g, bio_sectors(bio));
+	ioband_sched_unhold(&dg->sched, &g->ent, now ? now : ktime_get_ns());
 }
 
 static int ioband_map(struct dm_target *ti, struct bio *bio)
@@ -528,7 +624,7 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	struct ioband_dg *dg = d->dg;
 	struct ioband_sched *s = &dg->sched;
 	struct ioband_group *g;
-	bool held, waited = false, ready = false;
+	bool held, bypass, waited = false, ready = false;
 	u64 now;
 
 	ib->grp = NULL;
@@ -544,17 +640,23 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 
 	spin_lock_irq(&dg->lock);
 	g = ioband_lookup(d, bio);
-	if (unlikely(ioband_group_full(d, g)) && ioband_may_sleep(bio)) {
-		g = ioband_wait_for_room(d, bio, g);
-		waited = true;
+	trace_ioband_map(dg->name, g->id, bio);
+	bypass = d->passthrough || ioband_bio_urgent(bio);
+	if (unlikely(g->held_sectors) && !bypass) {
+		struct ioband_group *room = ioband_behind_held(d, bio, g,
+							       &waited);
+
+		if (!room)
+			goto again;
+		g = room;
 	}
 	ib->cost = ioband_bio_cost(s, bio_sectors(bio), bio_has_data(bio));
 	/* The clock is read only when the scheduler will look at it. */
 	now = ioband_sched_needs_clock(s, &g->ent) ? ktime_get_ns() : 0;
-	held = !ioband_sched_start(s, &g->ent, ib->cost,
-				   d->passthrough || ioband_bio_urgent(bio),
-				   now);
+	held = !ioband_sched_start(s, &g->ent, ib->cost, bypass, now);
 	if (held) {
+		blk_opf_t nowait = bio->bi_opf & REQ_NOWAIT;
+
 		bio_list_add(&g->held, bio);
 		g->held_sectors += bio_sectors(bio);
 		trace_ioband_hold(dg->name, g->id, bio);
@@ -563,12 +665,17 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 		/*
 		 * Released at once and first in line (so after every older
 		 * bio of its group): it goes down from here, without the
-		 * worker.  ioband_release_one() has charged it.
+		 * worker, and may keep REQ_NOWAIT.  ioband_release_one() has
+		 * charged it.
 		 */
 		if (dg->ready.head == bio) {
 			bio_list_pop(&dg->ready);
+			bio->bi_opf |= nowait;
 			ready = !bio_list_empty(&dg->ready);
 			held = false;
+		} else if (unlikely(nowait) && g->held.head == bio) {
+			ioband_take_back(dg, g, bio, now);
+			goto again;
 		}
 	} else {
 		ib->grp = g;
@@ -576,8 +683,22 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	ioband_count(g, bio, held || waited);
 	spin_unlock_irq(&dg->lock);
 	if (ready)
-		queue_work(ioband_wq, &dg->submit_work);
+		queue_work(dg->wq, &dg->submit_work);
 	return held ? DM_MAPIO_SUBMITTED : DM_MAPIO_REMAPPED;
+
+again:
+	/*
+	 * A REQ_NOWAIT bio that would be held ends with BLK_STS_AGAIN, from
+	 * here, in its submitter's context: io_uring then reissues it from
+	 * one of its workers, without REQ_NOWAIT.
+	 */
+	trace_ioband_again(dg->name, g->id, bio);
+	spin_unlock_irq(&dg->lock);
+	if (ready)
+		queue_work(dg->wq, &dg->submit_work);
+	bio->bi_status = BLK_STS_AGAIN;
+	bio_endio(bio);
+	return DM_MAPIO_SUBMITTED;
 }
 
 static int ioband_end_io(struct dm_target *ti, struct bio *bio,
@@ -605,7 +726,7 @@ static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 	ready = s->heap_len && ioband_release_allowed(dg, now);
 	spin_unlock_irqrestore(&dg->lock, flags);
 	if (ready)
-		queue_work(ioband_wq, &dg->submit_work);
+		queue_work(dg->wq, &dg->submit_work);
 	if (drained)
 		kfree(g);
 	return DM_ENDIO_DONE;
@@ -628,7 +749,12 @@ static struct ioband_dg *ioband_dg_get(const char *name,
 	}
 	dg = kzalloc(sizeof(*dg), GFP_KERNEL);
 	heap = kvcalloc(1, sizeof(*heap), GFP_KERNEL);
-	if (!dg || !heap) {
+	if (dg)
+		dg->wq = alloc_workqueue("kioband/%.15s", WQ_MEM_RECLAIM, 0,
+					 name);
+	if (!dg || !heap || !dg->wq) {
+		if (dg && dg->wq)
+			destroy_workqueue(dg->wq);
 		kfree(dg);
 		kvfree(heap);
 		dg = NULL;
@@ -662,7 +788,7 @@ static void ioband_dg_put(struct ioband_dg *dg)
 	mutex_unlock(&ioband_dgs_lock);
 
 	hrtimer_cancel(&dg->wake_timer);
-	flush_work(&dg->submit_work);
+	destroy_workqueue(dg->wq);
 	WARN_ON_ONCE(dg->sched.nr_inflight || dg->sched.heap_len);
 	kvfree(dg->sched.heap);
 	mutex_destroy(&dg->conf_lock);
@@ -853,12 +979,41 @@ static void ioband_dtr(struct dm_target *ti)
 	kfree(d);
 }
 
-static int ioband_join(struct ioband_device *d, const struct ioband_table *t)
+/*
+ * ioband directly on ioband in one device group would wait on itself: the
+ * upper device's bios count against io_limit while the lower one holds
+ * them, and the lower one's wait for those very slots.  Only devices
+ * stacked directly are seen: device-mapper exports no way to walk the
+ * tables of the devices in between.
+ */
+static char *ioband_check_stack(struct ioband_dg *dg,
+				const struct ioband_device *d)
+{
+	struct ioband_device *o;
+
+	lockdep_assert_held(&dg->conf_lock);
+	list_for_each_entry(o, &dg->devices, dg_node) {
+		if (o->devt == d->dev->bdev->bd_dev)
+			return "the device below is an ioband device of the same device group";
+		if (o->dev->bdev->bd_dev == d->devt)
+			return "an ioband device of the same device group lies on this device";
+	}
+	return NULL;
+}
+
+static int ioband_join(struct ioband_device *d, const struct ioband_table *t,
+		       char **error)
 {
 	struct ioband_dg *dg = d->dg;
 	int r;
 
 	mutex_lock(&dg->conf_lock);
+	*error = ioband_check_stack(dg, d);
+	if (*error) {
+		r = -EINVAL;
+		goto out;
+	}
+	*error = "cannot set up groups";
 	r = ioband_dg_reserve(dg, t->nr_groups + 1);
 	if (r)
 		goto out;
@@ -922,6 +1077,7 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad_dev;
 	}
 	d->ti = ti;
+	d->devt = disk_devt(dm_disk(dm_table_get_md(ti->table)));
 	d->type = t.type;
 	d->table_conf = t.dg;
 	d->conf_pending = true;
@@ -930,9 +1086,9 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	 * interrupt context: it must never be taken with interrupts on.
 	 */
 	xa_init_flags(&d->groups, XA_FLAGS_LOCK_IRQ);
-	r = ioband_join(d, &t);
+	r = ioband_join(d, &t, &error);
 	if (r) {
-		ti->error = "cannot set up groups";
+		ti->error = error;
 		goto bad_dg;
 	}
 	kvfree(t.groups);
@@ -973,7 +1129,7 @@ static void ioband_presuspend(struct dm_target *ti)
 	/* a sleeper of this device may pass now */
 	wake_up_all(&dg->room_wait);
 	spin_unlock_irq(&dg->lock);
-	queue_work(ioband_wq, &dg->submit_work);
+	queue_work(dg->wq, &dg->submit_work);
 }
 
 static void ioband_presuspend_undo(struct dm_target *ti)
@@ -1282,6 +1438,7 @@ static int ioband_iterate_devices(struct dm_target *ti,
 static struct target_type ioband_target = {
 	.name = "ioband",
 	.version = {2, 0, 0},
+	.features = DM_TARGET_NOWAIT,
 	.module = THIS_MODULE,
 	.ctr = ioband_ctr,
 	.dtr = ioband_dtr,
@@ -1299,21 +1456,15 @@ static int __init dm_ioband_init(void)
 {
 	int r;
 
-	ioband_wq = alloc_workqueue("kioband", WQ_MEM_RECLAIM, 0);
-	if (!ioband_wq)
-		return -ENOMEM;
 	r = dm_register_target(&ioband_target);
-	if (r < 0) {
+	if (r < 0)
 		DMERR("register failed %d", r);
-		destroy_workqueue(ioband_wq);
-	}
 	return r;
 }
 
 static void __exit dm_ioband_exit(void)
 {
 	dm_unregister_target(&ioband_target);
-	destroy_workqueue(ioband_wq);
 }
 
 module_init(dm_ioband_init);
