@@ -469,12 +469,6 @@ static void ioband_release_one(struct ioband_dg *dg, struct ioband_group *g)
 	ioband_sched_dispatch(&dg->sched, &g->ent, ib->cost, true);
 	ioband_unhold(dg, g, bio_sectors(bio));
 	ib->grp = g;
-	/*
-	 * The worker submits it, long after its submitter returned: an
-	 * EAGAIN from below would reach io_uring in the wrong context (it
-	 * reissues only from its submitter's own task), so let it wait.
-	 */
-	bio->bi_opf &= ~REQ_NOWAIT;
 	bio_list_add(&dg->ready, bio);
 	trace_ioband_release(dg->name, g->id, bio);
 }
@@ -603,20 +597,6 @@ ioband_behind_held(struct ioband_device *d, struct bio *bio,
 	return g;
 }
 
-/*
- * Takes back @bio, REQ_NOWAIT, that the scheduler has just held for @g
- * (its only held bio, so the head of @g's queue): it is ended with
- * BLK_STS_AGAIN instead.  dg->lock held.
- */
-static noinline void ioband_take_back(struct ioband_dg *dg,
-				      struct ioband_group *g, struct bio *bio,
-				      u64 now)
-{
-	bio_list_init(&g->held);
-	ioband_unhold(dg, g, bio_sectors(bio));
-	ioband_sched_unhold(&dg->sched, &g->ent, now ? now : ktime_get_ns());
-}
-
 static int ioband_map(struct dm_target *ti, struct bio *bio)
 {
 	struct ioband_device *d = ti->private;
@@ -655,8 +635,12 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	now = ioband_sched_needs_clock(s, &g->ent) ? ktime_get_ns() : 0;
 	held = !ioband_sched_start(s, &g->ent, ib->cost, bypass, now);
 	if (held) {
-		blk_opf_t nowait = bio->bi_opf & REQ_NOWAIT;
-
+		if (unlikely(bio->bi_opf & REQ_NOWAIT)) {
+			/* the scheduler forgets it: it never came */
+			ioband_sched_unhold(s, &g->ent,
+					    now ? now : ktime_get_ns());
+			goto again;
+		}
 		bio_list_add(&g->held, bio);
 		g->held_sectors += bio_sectors(bio);
 		trace_ioband_hold(dg->name, g->id, bio);
@@ -665,17 +649,12 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 		/*
 		 * Released at once and first in line (so after every older
 		 * bio of its group): it goes down from here, without the
-		 * worker, and may keep REQ_NOWAIT.  ioband_release_one() has
-		 * charged it.
+		 * worker.  ioband_release_one() has charged it.
 		 */
 		if (dg->ready.head == bio) {
 			bio_list_pop(&dg->ready);
-			bio->bi_opf |= nowait;
 			ready = !bio_list_empty(&dg->ready);
 			held = false;
-		} else if (unlikely(nowait) && g->held.head == bio) {
-			ioband_take_back(dg, g, bio, now);
-			goto again;
 		}
 	} else {
 		ib->grp = g;
@@ -694,8 +673,6 @@ again:
 	 */
 	trace_ioband_again(dg->name, g->id, bio);
 	spin_unlock_irq(&dg->lock);
-	if (ready)
-		queue_work(dg->wq, &dg->submit_work);
 	bio->bi_status = BLK_STS_AGAIN;
 	bio_endio(bio);
 	return DM_MAPIO_SUBMITTED;
