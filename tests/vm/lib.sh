@@ -186,6 +186,12 @@ cg_run() {
 	sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG_ROOT/$path" "$@"
 }
 
+# microseconds since the epoch, in REPLY (no fork)
+usecs() {
+	local t=$EPOCHREALTIME
+	REPLY=$(( ${t%.*} * 1000000 + 10#${t#*.} ))
+}
+
 report() {
 	echo "@@DATA $1 $2"
 }
