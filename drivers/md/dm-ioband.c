@@ -106,7 +106,11 @@
  * end_io() counts the completion and moves the bios the scheduler now
  * allows to the device group's ready list; a work item submits them with
  * dm_submit_bio_remap(), since completions may run in interrupt context
- * where submitting may not sleep.  Empty flushes carry no data and are
+ * where submitting may not sleep.  Each device group has a workqueue of
+ * its own (WQ_MEM_RECLAIM, so it makes progress under memory pressure):
+ * with ioband on ioband in two device groups, the upper group's worker
+ * submits to the lower device, and on one shared workqueue it could wait
+ * behind, or be the rescuer for, the very work it needs.  Empty flushes carry no data and are
  * passed through uncharged; a flush only covers writes that have
  * completed, and a held write has not, so passing it is correct.
  *
@@ -122,19 +126,51 @@
  * io_limit; no ordering is lost, since whoever needs an order waits for
  * completion.
  *
- * A group holds at most IOBAND_HOLD_SECTORS (4 MiB) of bios before the
- * next submitter waits in map() for room, as it would for a free request
- * of a full queue.  Nothing else pushes back: without the bound a flusher
- * handed ioband a whole cgroup's dirty pages at once, a low-weight group
- * held hundreds of MiB, and a journal commit that must wait for some of
- * those pages (ext4's ordered data) waited for all of them, 27 s under a
- * flood where dm-linear took 1.4 s.  The submitter sleeps only where that
- * is safe and useful: never for REQ_NOWAIT; not in a plain kernel thread,
- * which may submit for every group (dm-crypt's writer, jbd2), although a
- * workqueue worker does, and the flusher writing one cgroup's pages back
- * is one; and not while bios it submitted earlier still wait on its
- * current->bio_list, since the group may be waiting for those very bios
- * to complete.  presuspend and detach wake the sleepers.
+ * REQ_NOWAIT bios (io_uring's; the target declares DM_TARGET_NOWAIT,
+ * without which dm would clear nowait support on the device and io_uring
+ * would submit everything from its worker threads) never sleep and are
+ * never held: one that the scheduler would hold, or that would queue
+ * behind its group's held bios, ends with BLK_STS_AGAIN from map(), so in
+ * its submitter's context, where io_uring reissues it from a worker
+ * without REQ_NOWAIT (an EAGAIN that came later, from the worker's
+ * submission, would reach io_uring outside the submitting task, where it
+ * does not reissue).  Nothing in map() sleeps for them or allocates; on
+ * 6.1 dm calls map() for them under rcu_read_lock().  Polled bios
+ * (REQ_POLLED) are charged but never held, like metadata: their
+ * submitter spins polling for them, and holding one would turn that spin
+ * into a busy wait for ioband's clock.  A dm target cannot refuse polling
+ * (dm derives it from the devices below), so exempting them is the choice
+ * left; a group that sends only polled bios is not held to its share or
+ * cap, only charged.
+ *
+ * A group holds at most what it drains in IOBAND_HOLD_MS (200 ms) at its
+ * cap, at least IOBAND_HOLD_MIN_SECTORS (64 KiB) and at most
+ * IOBAND_HOLD_SECTORS (4 MiB, also the bound of a group without a cap),
+ * before the next submitter waits in map() for room, as it would for a
+ * free request of a full queue.  Nothing else pushes back: without the
+ * bound a flusher handed ioband a whole cgroup's dirty pages at once, a
+ * low-weight group held hundreds of MiB, and a journal commit that must
+ * wait for some of those pages (ext4's ordered data) waited for all of
+ * them, 27 s under a flood where dm-linear took 1.4 s.  The bound follows
+ * the cap because a fixed 4 MiB took 40 s to drain at 100 KB/s, and its
+ * waiting submitter may hold a locked page.  The wait itself is killable
+ * and lasts IOBAND_WAIT_MAX (1 s) at most: then, or on a fatal signal,
+ * the bio is held beyond the bound, never refused or lost.  The submitter
+ * sleeps only where that is safe and useful: not in a plain kernel
+ * thread, which may submit for every group (dm-crypt's writer, jbd2),
+ * although a workqueue worker does, and the flusher writing one cgroup's
+ * pages back is one; not in an ioband device group's own worker, which
+ * submits for every group of its device group (ioband on ioband); not in
+ * a filesystem transaction (current->journal_info: ext4 submits writeback
+ * under a journal handle, and a commit waits for every handle); and not
+ * while bios it submitted earlier still wait on its current->bio_list,
+ * since the group may be waiting for those very bios to complete.
+ * presuspend and detach wake the sleepers.
+ *
+ * ioband directly on ioband in one device group would wait on itself (the
+ * upper device's bios fill io_limit while the lower one holds them) and
+ * is refused when either table is loaded; devices in between are not
+ * seen, since dm exports no walk of their tables.
  *
  * 8. Reconfiguration and suspend
  *
