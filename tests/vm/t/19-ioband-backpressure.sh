@@ -132,7 +132,7 @@ exec 3<&-
 echo 0 >$tr/tracing_on
 # the waiting task is the trace line's first field, "comm-pid"
 flusher=$(awk '/ioband_wait:/ && $1 ~ /^kworker/ { n++ } END { print n + 0 }' $tr/trace)
-log "buffered 32 MiB at 4 MB/s: at most $((peak / 1024)) MiB under writeback at once; a kworker (the flusher) waited for room $flusher times"
+log "buffered 32 MiB at 4 MB/s: at most $peak KiB under writeback at once; a kworker (the flusher) waited for room $flusher times"
 report backpressure_writeback_flusher_waits "$flusher"
 report backpressure_writeback_peak_kib "$peak"
 [ "$peak" -le $((12 * 1024)) ] ||
