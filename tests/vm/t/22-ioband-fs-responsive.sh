@@ -8,6 +8,10 @@
 # could hold took 40 s to drain; the goal is a filesystem that answers
 # others in seconds: each of B's fsyncs within 5 s, each ls/stat within
 # 2 s (under TCG on a loaded host an unthrottled fsync takes up to 1 s).
+# This load does not show the stall of a submitter sleeping under a
+# journal handle: with the 4 MiB bound and unbounded waits B's worst fsync
+# was 1.2 s too.  It fails when the commit waits for A's data (1 KiB
+# blocks, ordered data: jbd2 blocked for more than 120 s).
 # timeout: 200
 . /tests/lib.sh
 require mkfs.ext4
