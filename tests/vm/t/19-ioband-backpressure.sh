@@ -24,7 +24,7 @@
 #    the bound was 4 MiB whatever the cap, now waits at most 1 s before its
 #    bio is held anyway: its waits start at most 2 s apart.
 # 5. remove --force while a submitter sleeps: every bio ends.
-# timeout: 300
+# timeout: 420
 . /tests/lib.sh
 require fio
 

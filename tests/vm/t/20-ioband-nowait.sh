@@ -79,14 +79,19 @@ for dev in "$lin" "$iob"; do
 	iou[$dev]=$IOU_MAX
 done
 echo 0 >$tr/tracing_on
+# every bio in map() is counted in the status (reads of the default
+# group); the trace buffer may have lost some, so the share of REQ_NOWAIT
+# bios is taken among those it kept
+reads=$(dmsetup status nw_iob | awk '{ print $6 }')
 maps=$(trace_count ioband_map) nowait=$(trace_count ioband_map nowait=1)
 waits=$(trace_count ioband_wait)
-log "reads at depth 32: $nowait of $maps bios in map() were REQ_NOWAIT, $waits waited; iou-wrk threads at most ${iou[$iob]} on ioband, ${iou[$lin]} on dm-linear"
+log "reads at depth 32: $reads bios in map(); $nowait of the $maps traced were REQ_NOWAIT, $waits waited; iou-wrk threads at most ${iou[$iob]} on ioband, ${iou[$lin]} on dm-linear"
 report nowait_map_bios "$maps"
 report nowait_map_nowait "$nowait"
 report nowait_iou_wrk_ioband "${iou[$iob]}"
 report nowait_iou_wrk_linear "${iou[$lin]}"
-[ "$maps" -ge 100 ] || fail "only $maps ioband_map events in 3 s of reads"
+[ "$reads" -ge 100 ] || fail "only $reads bios in map() in 3 s of reads"
+[ "$maps" -ge 10 ] || fail "only $maps ioband_map events traced"
 [ $((nowait * 100)) -ge $((maps * 95)) ] ||
 	fail "$nowait of $maps bios reached map() with REQ_NOWAIT, want at least 95 %"
 [ "$waits" -eq 0 ] || fail "$waits submitters waited for room: $(grep -m 2 ioband_wait: $tr/trace)"
