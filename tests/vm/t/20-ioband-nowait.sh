@@ -12,8 +12,8 @@
 #    REQ_NOWAIT bios that would be held end with EAGAIN (ioband_again),
 #    none is held or waits, io_uring retries them from iou-wrk threads,
 #    and every block reads back as written.
-# 3. A cap of 256 KB/s over a null_blk with a poll queue: fio --hipri writes and
-#    verifies; polled bios reach map() and none is held or refused (the
+# 3. A cap of 256 KB/s over a null_blk with a poll queue: fio --hipri reads
+#    and writes; polled bios reach map() and none is held or refused (the
 #    cap binds REQ_NOWAIT bios that are not polled: in 2., and here when
 #    polled bios are not exempt, io_uring retries them unpolled).
 # timeout: 240
@@ -123,7 +123,10 @@ report nowait_capped_iou_wrk "$IOU_MAX"
 
 # ---- 3. polled bios on a device with a poll queue ------------------------------
 [ -f "$NULLB_CFS/nw0/poll_queues" ] || skip "null_blk has no poll_queues"
-nbp=$(NULLB_ATTRS="submit_queues=1 poll_queues=1" nullb_create nwp 64 "" "" 1)
+# not memory backed: 6.12's null_blk allocates its pages while polled,
+# under rcu_read_lock() ("sleeping function called from invalid
+# context" in null_insert_page), so nothing is read back to verify
+nbp=$(NULLB_ATTRS="submit_queues=1 poll_queues=1" nullb_create nwp 64 "" "" 0)
 szp=$(blockdev --getsz "$nbp")
 [ "$(cat /sys/block/${nbp#/dev/}/queue/io_poll)" = 1 ] || fail "$nbp: no poll queue"
 # a cap far below what polled I/O reaches under TCG (0.7 MB/s)
@@ -131,8 +134,8 @@ pol=$(dm_create nw_pol "0 $szp ioband $nbp nwdg3 0 0 cgroup range-bw 0 :0:0 $W:0
 [ "$(cat /sys/block/${pol#/dev/}/queue/io_poll)" = 1 ] || fail "ioband over $nbp does not support polling"
 trace_start
 timeout 120 bash -c "echo \$\$ >$CG_ROOT/nw-w/cgroup.procs; exec fio --name=nw --filename=$pol \
-	--rw=randwrite --bs=16k --size=1m --iodepth=8 --ioengine=io_uring --hipri --direct=1 \
-	--verify=crc32c --verify_fatal=1" >"$TESTDIR/fio3.out" 2>&1
+	--rw=randrw --bs=16k --size=1m --iodepth=8 --ioengine=io_uring --hipri --direct=1" \
+	>"$TESTDIR/fio3.out" 2>&1
 rc=$?
 echo 0 >$tr/tracing_on
 [ $rc -ne 124 ] || fail "fio --hipri did not end within 120 s"
@@ -140,7 +143,7 @@ echo 0 >$tr/tracing_on
 fio_ok "$TESTDIR/fio3.out" "polled writes"
 polled=$(trace_count ioband_map polled=1) held_p=$(trace_count ioband_hold polled=1)
 again_p=$(trace_count ioband_again polled=1)
-log "--hipri over a poll queue: $polled polled bios in map(), $held_p held, $again_p ended with EAGAIN; 1 MiB written and verified"
+log "--hipri over a poll queue: $polled polled bios in map(), $held_p held, $again_p ended with EAGAIN; 1 MiB read and written"
 report nowait_polled_bios "$polled"
 [ "$polled" -gt 0 ] || fail "no polled bio reached map()"
 [ "$held_p" -eq 0 ] || fail "$held_p polled bios were held"
