@@ -4,8 +4,8 @@
 # CPU cost and repeat from run to run.
 #
 # Part 1: one fio job, 4 KiB random direct reads and writes, psync and
-# libaio at queue depth 32, on a null_blk without completion delay, no
-# contention, each target in turn with a fresh fio: the raw null_blk,
+# libaio at queue depth 32, and reads with io_uring at queue depth 32, on
+# a null_blk without completion delay, no contention, each target in turn with a fresh fio: the raw null_blk,
 # dm-linear, ioband of type none, ioband of type cgroup (weight) with the
 # job's cgroup configured, and whatever bench/vm/overhead-*.inc add (the
 # range-bw and blk-throttle rows: see oh_add below).
@@ -16,8 +16,8 @@
 # alternating, bench.mkfs_runs times each.
 #
 # Keys: oh.label.CTL, oh.CTL.MODE.K.iops (MODE randread-psync,
-# randwrite-psync, randread-libaio, randwrite-libaio), oh.CTL.MODE.K.held,
-# oh.mkfs.{linear,ioband}.K.secs.
+# randwrite-psync, randread-libaio, randwrite-libaio, randread-io_uring),
+# oh.CTL.MODE.K.held, oh.mkfs.{linear,ioband}.K.secs.
 # timeout: 1500
 . /tests/lib.sh
 . /tests/t/bench.inc
@@ -27,7 +27,7 @@ WIN=$(bparam oh_window 1)
 # of guest time is plenty
 SETTLE=$(bparam oh_settle 0.5)
 ROUNDS=$(bparam oh_rounds 2)
-MODES=$(bparam oh_modes "randread-psync,randwrite-psync,randread-libaio,randwrite-libaio")
+MODES=$(bparam oh_modes "randread-psync,randwrite-psync,randread-libaio,randwrite-libaio,randread-io_uring")
 MKFS_RUNS=$(bparam mkfs_runs 10)
 MKFS_MB=$(bparam mkfs_mb 1024)
 
@@ -72,6 +72,7 @@ for k in $(seq 1 "$ROUNDS"); do
 		case ${mode#*-} in
 		psync) LOAD_ENGINE=psync; extra=() ;;
 		libaio) LOAD_ENGINE=libaio; extra=(--iodepth=32) ;;
+		io_uring) LOAD_ENGINE=io_uring; extra=(--iodepth=32) ;;
 		*) fail "unknown mode $mode" ;;
 		esac
 		for ctl in "${OH_TARGETS[@]}"; do

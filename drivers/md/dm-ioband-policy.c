@@ -1263,6 +1263,22 @@ bool ioband_sched_start(struct ioband_sched *s, struct ioband_entity *e,
 EXPORT_SYMBOL_GPL(ioband_sched_start);
 
 /*
+ * The bio that ioband_sched_start() has just held for @e, the last of
+ * its queue, is not kept after all (the caller ends it, see REQ_NOWAIT in
+ * dm-ioband.c): @e leaves the heap if it holds no other, and with nothing
+ * in flight goes idle as after a completion.  Nothing was charged, so
+ * nothing is refunded.
+ */
+void ioband_sched_unhold(struct ioband_sched *s, struct ioband_entity *e,
+			 u64 now)
+{
+	if (!--e->nr_queued)
+		heap_remove(s, e);
+	ioband_sched_maybe_idle(s, e, now);
+}
+EXPORT_SYMBOL_GPL(ioband_sched_unhold);
+
+/*
  * The group whose oldest held bio should go next, or NULL to wait for a
  * completion or, if *wake_at is not 0, until that time at the latest.
  *

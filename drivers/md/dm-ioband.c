@@ -125,7 +125,11 @@
  * end_io() counts the completion and moves the bios the scheduler now
  * allows to the device group's ready list; a work item submits them with
  * dm_submit_bio_remap(), since completions may run in interrupt context
- * where submitting may not sleep.  Empty flushes carry no data and are
+ * where submitting may not sleep.  Each device group has a workqueue of
+ * its own (WQ_MEM_RECLAIM, so it makes progress under memory pressure):
+ * with ioband on ioband in two device groups, the upper group's worker
+ * submits to the lower device, and on one shared workqueue it could wait
+ * behind, or be the rescuer for, the very work it needs.  Empty flushes carry no data and are
  * passed through uncharged; a flush only covers writes that have
  * completed, and a held write has not, so passing it is correct.
  *
@@ -146,19 +150,51 @@
  * or one 4 KiB bio); the rest is forgiven.  Unbounded, 100 MB of metadata
  * from a group capped at 1000 KB/s stalled its next bio for 102 s.
  *
- * A group holds at most IOBAND_HOLD_SECTORS (4 MiB) of bios before the
- * next submitter waits in map() for room, as it would for a free request
- * of a full queue.  Nothing else pushes back: without the bound a flusher
- * handed ioband a whole cgroup's dirty pages at once, a low-weight group
- * held hundreds of MiB, and a journal commit that must wait for some of
- * those pages (ext4's ordered data) waited for all of them, 27 s under a
- * flood where dm-linear took 1.4 s.  The submitter sleeps only where that
- * is safe and useful: never for REQ_NOWAIT; not in a plain kernel thread,
- * which may submit for every group (dm-crypt's writer, jbd2), although a
- * workqueue worker does, and the flusher writing one cgroup's pages back
- * is one; and not while bios it submitted earlier still wait on its
- * current->bio_list, since the group may be waiting for those very bios
- * to complete.  presuspend and detach wake the sleepers.
+ * REQ_NOWAIT bios (io_uring's; the target declares DM_TARGET_NOWAIT,
+ * without which dm would clear nowait support on the device and io_uring
+ * would submit everything from its worker threads) never sleep and are
+ * never held: one that the scheduler would hold, or that would queue
+ * behind its group's held bios, ends with BLK_STS_AGAIN from map(), so in
+ * its submitter's context, where io_uring reissues it from a worker
+ * without REQ_NOWAIT (an EAGAIN that came later, from the worker's
+ * submission, would reach io_uring outside the submitting task, where it
+ * does not reissue).  Nothing in map() sleeps for them or allocates; on
+ * 6.1 dm calls map() for them under rcu_read_lock().  Polled bios
+ * (REQ_POLLED) are charged but never held, like metadata: their
+ * submitter spins polling for them, and holding one would turn that spin
+ * into a busy wait for ioband's clock.  A dm target cannot refuse polling
+ * (dm derives it from the devices below), so exempting them is the choice
+ * left; a group that sends only polled bios is not held to its share or
+ * cap, only charged.
+ *
+ * A group holds at most what it drains in IOBAND_HOLD_MS (200 ms) at its
+ * cap, at least IOBAND_HOLD_MIN_SECTORS (64 KiB) and at most
+ * IOBAND_HOLD_SECTORS (4 MiB, also the bound of a group without a cap),
+ * before the next submitter waits in map() for room, as it would for a
+ * free request of a full queue.  Nothing else pushes back: without the
+ * bound a flusher handed ioband a whole cgroup's dirty pages at once, a
+ * low-weight group held hundreds of MiB, and a journal commit that must
+ * wait for some of those pages (ext4's ordered data) waited for all of
+ * them, 27 s under a flood where dm-linear took 1.4 s.  The bound follows
+ * the cap because a fixed 4 MiB took 40 s to drain at 100 KB/s, and its
+ * waiting submitter may hold a locked page.  The wait itself is killable
+ * and lasts IOBAND_WAIT_MAX (1 s) at most: then, or on a fatal signal,
+ * the bio is held beyond the bound, never refused or lost.  The submitter
+ * sleeps only where that is safe and useful: not in a plain kernel
+ * thread, which may submit for every group (dm-crypt's writer, jbd2),
+ * although a workqueue worker does, and the flusher writing one cgroup's
+ * pages back is one; not in an ioband device group's own worker, which
+ * submits for every group of its device group (ioband on ioband); not in
+ * a filesystem transaction (current->journal_info: ext4 submits writeback
+ * under a journal handle, and a commit waits for every handle); and not
+ * while bios it submitted earlier still wait on its current->bio_list,
+ * since the group may be waiting for those very bios to complete.
+ * presuspend and detach wake the sleepers.
+ *
+ * ioband directly on ioband in one device group would wait on itself (the
+ * upper device's bios fill io_limit while the lower one holds them) and
+ * is refused when either table is loaded; devices in between are not
+ * seen, since dm exports no walk of their tables.
  *
  * 8. Reconfiguration and suspend
  *
@@ -337,6 +373,7 @@ struct ioband_dg {
 	spinlock_t lock;		/* see 9. Locking */
 	struct ioband_sched sched;
 	struct bio_list ready;		/* released, for the work item */
+	struct workqueue_struct *wq;	/* this device group's own, see 7. */
 	struct work_struct submit_work;
 	struct hrtimer wake_timer;	/* an idle group's grace runs out */
 	wait_queue_head_t room_wait;	/* submitters of full groups */
@@ -345,6 +382,7 @@ struct ioband_dg {
 struct ioband_device {
 	struct dm_target *ti;
 	struct dm_dev *dev;
+	dev_t devt;			/* of the dm device this target is in */
 	struct ioband_dg *dg;
 	struct list_head dg_node;
 	enum ioband_group_type type;
@@ -385,7 +423,6 @@ struct ioband_bio {
 
 static LIST_HEAD(ioband_dgs);
 static DEFINE_MUTEX(ioband_dgs_lock);
-static struct workqueue_struct *ioband_wq;
 
 /* ---- classification ----------------------------------------------------- */
 
@@ -638,50 +675,102 @@ static struct ioband_group *ioband_lookup(struct ioband_device *d,
 
 /* ---- back-pressure (see 7.) ---------------------------------------------- */
 
+/*
+ * A group holds at most what it drains in IOBAND_HOLD_MS at its cap, and
+ * never less than IOBAND_HOLD_MIN_SECTORS (a few bios, so that a capped
+ * group still keeps one bio waiting for its tokens) nor more than
+ * IOBAND_HOLD_SECTORS, the bound of a group without a cap.
+ */
 #define IOBAND_HOLD_SECTORS	(4U << (20 - SECTOR_SHIFT))
+#define IOBAND_HOLD_MIN_SECTORS	(64U << (10 - SECTOR_SHIFT))
+#define IOBAND_HOLD_MS		200
+/* The longest a submitter waits for room before its bio is held anyway. */
+#define IOBAND_WAIT_MAX		HZ
+
+static u64 ioband_hold_bound(const struct ioband_dg *dg,
+			     const struct ioband_group *g)
+{
+	u64 sectors;
+
+	if (dg->sched.conf.policy != IOBAND_POLICY_RANGE_BW ||
+	    !g->ent.max_kbps)
+		return IOBAND_HOLD_SECTORS;
+	/* KB/s * 2 is sectors per second */
+	sectors = (u64)g->ent.max_kbps * 2 * IOBAND_HOLD_MS / MSEC_PER_SEC;
+	return clamp_t(u64, sectors, IOBAND_HOLD_MIN_SECTORS,
+		       IOBAND_HOLD_SECTORS);
+}
 
 static bool ioband_group_full(const struct ioband_device *d,
 			      const struct ioband_group *g)
 {
-	return g->held_sectors >= IOBAND_HOLD_SECTORS && !d->passthrough;
+	return g->held_sectors >= ioband_hold_bound(d->dg, g) &&
+	       !d->passthrough;
 }
 
-/* May the submitter of @bio sleep in map() until its group has room? */
+static void ioband_submit_work(struct work_struct *work);
+
+/*
+ * May the submitter of @bio sleep in map() until its group has room?
+ * REQ_NOWAIT bios never come here (they end with BLK_STS_AGAIN instead).
+ */
 static bool ioband_may_sleep(const struct bio *bio)
 {
 	const struct bio_list *pending = current->bio_list;
 
-	if (bio->bi_opf & REQ_NOWAIT)
+	/*
+	 * A task in a filesystem transaction (ext4's writepages maps blocks
+	 * and submits the bios under a journal handle): the journal's
+	 * commit, and then every writer of the filesystem, would wait for
+	 * its sleep.
+	 */
+	if (current->journal_info)
 		return false;
-	if ((current->flags & (PF_KTHREAD | PF_WQ_WORKER)) == PF_KTHREAD)
-		return false;
+	if (current->flags & PF_KTHREAD) {
+		struct work_struct *work;
+
+		/* a plain kernel thread may submit for every group */
+		if (!(current->flags & PF_WQ_WORKER))
+			return false;
+		/*
+		 * An ioband device group's own worker, submitting to an
+		 * ioband device below: it also submits for every group of
+		 * its device group, and sleeping there would stall them all.
+		 */
+		work = current_work();
+		if (work && work->func == ioband_submit_work)
+			return false;
+	}
 	return !pending ||
 	       (bio_list_empty(&pending[0]) && bio_list_empty(&pending[1]));
 }
 
 /*
  * Sleeps until the group of @bio (@g, full) has room or the device lets
- * bios pass, and returns the group, looked up again: it may have been
- * detached meanwhile.  Called and returns with dg->lock held.  The sleep
- * is cut into seconds, so that a long wait behind a low cap is not taken
- * for a hung task.  Not inlined: it stays out of map()'s fast path, and a
- * waiting task's wchan names it.
+ * bios pass, for IOBAND_WAIT_MAX at most, or until a fatal signal comes,
+ * and returns the group, looked up again: it may have been detached
+ * meanwhile.  Then the bio is held as usual, beyond the bound if the wait
+ * ended early: no bio is refused for a full group.  Called and returns
+ * with dg->lock held.  Not inlined: it stays out of map()'s fast path, and
+ * a waiting task's wchan names it.
  */
 static noinline struct ioband_group *
 ioband_wait_for_room(struct ioband_device *d, struct bio *bio,
 		     struct ioband_bio *ib, struct ioband_group *g)
 {
 	struct ioband_dg *dg = d->dg;
+	long left = IOBAND_WAIT_MAX;
 	DEFINE_WAIT(wait);
 
 	trace_ioband_wait(dg->name, g->id, bio);
 	do {
-		prepare_to_wait(&dg->room_wait, &wait, TASK_UNINTERRUPTIBLE);
+		prepare_to_wait(&dg->room_wait, &wait, TASK_KILLABLE);
 		spin_unlock_irq(&dg->lock);
-		io_schedule_timeout(HZ);
+		left = io_schedule_timeout(left);
 		spin_lock_irq(&dg->lock);
 		g = ioband_lookup(d, bio, ib);
-	} while (ioband_group_full(d, g));
+	} while (ioband_group_full(d, g) && left &&
+		 !fatal_signal_pending(current));
 	finish_wait(&dg->room_wait, &wait);
 	return g;
 }
@@ -690,10 +779,11 @@ ioband_wait_for_room(struct ioband_device *d, struct bio *bio,
 static void ioband_unhold(struct ioband_dg *dg, struct ioband_group *g,
 			  u64 sectors)
 {
-	bool was_full = g->held_sectors >= IOBAND_HOLD_SECTORS;
+	u64 bound = ioband_hold_bound(dg, g);
+	bool was_full = g->held_sectors >= bound;
 
 	g->held_sectors -= sectors;
-	if (was_full && g->held_sectors < IOBAND_HOLD_SECTORS &&
+	if (was_full && g->held_sectors < bound &&
 	    wq_has_sleeper(&dg->room_wait))
 		wake_up_all(&dg->room_wait);
 }
@@ -758,7 +848,7 @@ static void ioband_kick(struct ioband_dg *dg)
 	ready = ioband_release_allowed(dg, ktime_get_ns());
 	spin_unlock_irqrestore(&dg->lock, flags);
 	if (ready)
-		queue_work(ioband_wq, &dg->submit_work);
+		queue_work(dg->wq, &dg->submit_work);
 }
 
 static enum hrtimer_restart ioband_wake(struct hrtimer *timer)
@@ -833,10 +923,32 @@ static void ioband_set_dev(struct bio *bio, struct block_device *bdev)
 	bio->bi_bdev = bdev;
 }
 
-/* Bios that other groups may be waiting on go down at once; see 7. */
+/*
+ * Bios that other groups may be waiting on, and polled bios, go down at
+ * once; see 7.
+ */
 static bool ioband_bio_urgent(const struct bio *bio)
 {
-	return bio->bi_opf & (REQ_META | REQ_SWAP);
+	return bio->bi_opf & (REQ_META | REQ_SWAP | REQ_POLLED);
+}
+
+/*
+ * A bio for @g, which holds bios already, and that the scheduler may
+ * hold: NULL if it is REQ_NOWAIT (it would be held behind them, and its
+ * submitter may not wait), else its group after waiting for room if @g is
+ * full.  Called and returns with dg->lock held.
+ */
+static noinline struct ioband_group *
+ioband_behind_held(struct ioband_device *d, struct bio *bio,
+		   struct ioband_bio *ib, struct ioband_group *g, bool *waited)
+{
+	if (bio->bi_opf & REQ_NOWAIT)
+		return NULL;
+	if (ioband_group_full(d, g) && ioband_may_sleep(bio)) {
+		g = ioband_wait_for_room(d, bio, ib, g);
+		*waited = true;
+	}
+	return g;
 }
 
 static int ioband_map(struct dm_target *ti, struct bio *bio)
@@ -846,7 +958,7 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	struct ioband_dg *dg = d->dg;
 	struct ioband_sched *s = &dg->sched;
 	struct ioband_group *g;
-	bool held, waited = false, ready = false;
+	bool held, bypass, waited = false, ready = false;
 	u64 now;
 
 	ib->grp = NULL;
@@ -862,9 +974,15 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 
 	spin_lock_irq(&dg->lock);
 	g = ioband_lookup(d, bio, ib);
-	if (unlikely(ioband_group_full(d, g)) && ioband_may_sleep(bio)) {
-		g = ioband_wait_for_room(d, bio, ib, g);
-		waited = true;
+	trace_ioband_map(dg->name, g->id, bio);
+	bypass = d->passthrough || ioband_bio_urgent(bio);
+	if (unlikely(g->held_sectors) && !bypass) {
+		struct ioband_group *room = ioband_behind_held(d, bio, ib, g,
+							       &waited);
+
+		if (!room)
+			goto again;
+		g = room;
 	}
 	ib->timed = s->conf.policy == IOBAND_POLICY_WEIGHT_TIME;
 	if (ib->timed) {
@@ -878,10 +996,14 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	}
 	/* The clock is read only when the scheduler will look at it. */
 	now = ioband_sched_needs_clock(s, &g->ent) ? ktime_get_ns() : 0;
-	held = !ioband_sched_start(s, &g->ent, ib->cost,
-				   d->passthrough || ioband_bio_urgent(bio),
-				   now);
+	held = !ioband_sched_start(s, &g->ent, ib->cost, bypass, now);
 	if (held) {
+		if (unlikely(bio->bi_opf & REQ_NOWAIT)) {
+			/* the scheduler forgets it: it never came */
+			ioband_sched_unhold(s, &g->ent,
+					    now ? now : ktime_get_ns());
+			goto again;
+		}
 		bio_list_add(&g->held, bio);
 		g->held_sectors += bio_sectors(bio);
 		trace_ioband_hold(dg->name, g->id, bio);
@@ -904,8 +1026,20 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	ioband_count(g, bio, held || waited);
 	spin_unlock_irq(&dg->lock);
 	if (ready)
-		queue_work(ioband_wq, &dg->submit_work);
+		queue_work(dg->wq, &dg->submit_work);
 	return held ? DM_MAPIO_SUBMITTED : DM_MAPIO_REMAPPED;
+
+again:
+	/*
+	 * A REQ_NOWAIT bio that would be held ends with BLK_STS_AGAIN, from
+	 * here, in its submitter's context: io_uring then reissues it from
+	 * one of its workers, without REQ_NOWAIT.
+	 */
+	trace_ioband_again(dg->name, g->id, bio);
+	spin_unlock_irq(&dg->lock);
+	bio->bi_status = BLK_STS_AGAIN;
+	bio_endio(bio);
+	return DM_MAPIO_SUBMITTED;
 }
 
 static int ioband_end_io(struct dm_target *ti, struct bio *bio,
@@ -938,7 +1072,7 @@ static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 	ready = s->heap_len && ioband_release_allowed(dg, now);
 	spin_unlock_irqrestore(&dg->lock, flags);
 	if (ready)
-		queue_work(ioband_wq, &dg->submit_work);
+		queue_work(dg->wq, &dg->submit_work);
 	if (drained)
 		kfree(g);
 	return DM_ENDIO_DONE;
@@ -961,7 +1095,12 @@ static struct ioband_dg *ioband_dg_get(const char *name,
 	}
 	dg = kzalloc(sizeof(*dg), GFP_KERNEL);
 	heap = kvcalloc(1, sizeof(*heap), GFP_KERNEL);
-	if (!dg || !heap) {
+	if (dg)
+		dg->wq = alloc_workqueue("kioband/%.15s", WQ_MEM_RECLAIM, 0,
+					 name);
+	if (!dg || !heap || !dg->wq) {
+		if (dg && dg->wq)
+			destroy_workqueue(dg->wq);
 		kfree(dg);
 		kvfree(heap);
 		dg = NULL;
@@ -995,7 +1134,7 @@ static void ioband_dg_put(struct ioband_dg *dg)
 	mutex_unlock(&ioband_dgs_lock);
 
 	hrtimer_cancel(&dg->wake_timer);
-	flush_work(&dg->submit_work);
+	destroy_workqueue(dg->wq);
 	WARN_ON_ONCE(dg->sched.nr_inflight || dg->sched.heap_len);
 	kvfree(dg->sched.heap);
 	mutex_destroy(&dg->conf_lock);
@@ -1280,6 +1419,29 @@ static int ioband_may_go_live(struct ioband_dg *dg, struct mapped_device *md,
 }
 
 /*
+ * ioband directly on ioband in one device group would wait on itself: the
+ * upper device's bios count against io_limit while the lower one holds
+ * them, and the lower one's wait for those very slots.  Only devices
+ * stacked directly are seen: device-mapper exports no way to walk the
+ * tables of the devices in between.  Checked at load and again at resume,
+ * since only live devices are on the device group's list.
+ */
+static char *ioband_check_stack(struct ioband_dg *dg,
+				const struct ioband_device *d)
+{
+	struct ioband_device *o;
+
+	lockdep_assert_held(&dg->conf_lock);
+	list_for_each_entry(o, &dg->devices, dg_node) {
+		if (o->devt == d->dev->bdev->bd_dev)
+			return "the device below is an ioband device of the same device group";
+		if (o->dev->bdev->bd_dev == d->devt)
+			return "an ioband device of the same device group lies on this device";
+	}
+	return NULL;
+}
+
+/*
  * Sets up @d's groups outside the scheduler; they join it when the table
  * is resumed.  Refuses a table that could not go live as it stands.
  */
@@ -1294,8 +1456,10 @@ static int ioband_join(struct ioband_device *d, const struct ioband_table *t,
 	for (i = 0; i < t->nr_groups; i++)
 		min_sum += t->groups[i].min_kbps;
 	mutex_lock(&dg->conf_lock);
-	r = ioband_may_go_live(dg, dm_table_get_md(d->ti->table), &t->dg,
-			       min_sum, error);
+	*error = ioband_check_stack(dg, d);
+	r = *error ? -EINVAL :
+		     ioband_may_go_live(dg, dm_table_get_md(d->ti->table),
+					&t->dg, min_sum, error);
 	if (r)
 		goto out;
 	*error = "out of memory";
@@ -1359,6 +1523,7 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	d->md = dm_table_get_md(ti->table);
 	d->disk = dm_disk(d->md);
 #endif
+	d->devt = disk_devt(dm_disk(dm_table_get_md(ti->table)));
 	d->type = t.type;
 	d->table_conf = t.dg;
 	/*
@@ -1409,7 +1574,7 @@ static void ioband_presuspend(struct dm_target *ti)
 	/* a sleeper of this device may pass now */
 	wake_up_all(&dg->room_wait);
 	spin_unlock_irq(&dg->lock);
-	queue_work(ioband_wq, &dg->submit_work);
+	queue_work(dg->wq, &dg->submit_work);
 }
 
 static void ioband_presuspend_undo(struct dm_target *ti)
@@ -1435,9 +1600,12 @@ static int ioband_preresume(struct dm_target *ti)
 	int r = 0;
 
 	mutex_lock(&dg->conf_lock);
-	if (!d->live)
-		r = ioband_may_go_live(dg, md, &d->table_conf,
-				       ioband_device_min_sum(d), &error);
+	if (!d->live) {
+		error = ioband_check_stack(dg, d);
+		r = error ? -EINVAL :
+			    ioband_may_go_live(dg, md, &d->table_conf,
+					       ioband_device_min_sum(d), &error);
+	}
 	mutex_unlock(&dg->conf_lock);
 	if (r)
 		DMERR("%s: table not resumed: %s", dm_device_name(md), error);
@@ -1753,7 +1921,8 @@ static int ioband_iterate_devices(struct dm_target *ti,
 static struct target_type ioband_target = {
 	.name = "ioband",
 	.version = {2, 0, 0},
-	.features = DM_TARGET_PASSES_INTEGRITY | DM_TARGET_PASSES_CRYPTO,
+	.features = DM_TARGET_PASSES_INTEGRITY | DM_TARGET_PASSES_CRYPTO |
+		    DM_TARGET_NOWAIT,
 	.module = THIS_MODULE,
 	.ctr = ioband_ctr,
 	.dtr = ioband_dtr,
@@ -1777,21 +1946,15 @@ static int __init dm_ioband_init(void)
 		      ioband_policy_abi(), IOBAND_ABI);
 		return -EINVAL;
 	}
-	ioband_wq = alloc_workqueue("kioband", WQ_MEM_RECLAIM, 0);
-	if (!ioband_wq)
-		return -ENOMEM;
 	r = dm_register_target(&ioband_target);
-	if (r < 0) {
+	if (r < 0)
 		DMERR("register failed %d", r);
-		destroy_workqueue(ioband_wq);
-	}
 	return r;
 }
 
 static void __exit dm_ioband_exit(void)
 {
 	dm_unregister_target(&ioband_target);
-	destroy_workqueue(ioband_wq);
 }
 
 module_init(dm_ioband_init);

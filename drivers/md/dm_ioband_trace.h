@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Tracepoints of the ioband target: a bio held in its group's queue, a
- * held bio released to the device below, and a bio whose submitter waits
- * for room in its full group (once per wait).
+ * Tracepoints of the ioband target: a bio entering map() (its flags say
+ * whether it is REQ_NOWAIT), a bio held in its group's queue, a held bio
+ * released to the device below, a bio whose submitter waits for room in
+ * its full group (once per wait), and a REQ_NOWAIT bio ended with
+ * BLK_STS_AGAIN because it would have been held.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM ioband
@@ -20,17 +22,26 @@ DECLARE_EVENT_CLASS(ioband_bio,
 				     __field(s64, group_id)
 				     __field(sector_t, sector)
 				     __field(unsigned int, nr_sector)
-				     __field(unsigned int, opf)),
+				     __field(unsigned int, opf)
+				     __field(bool, nowait)
+				     __field(bool, polled)),
 		    TP_fast_assign(strscpy(__entry->dg_name, dg_name,
 					   sizeof(__entry->dg_name));
 				   __entry->group_id = group_id;
 				   __entry->sector = bio->bi_iter.bi_sector;
 				   __entry->nr_sector = bio_sectors(bio);
-				   __entry->opf = bio->bi_opf;),
-		    TP_printk("dg=%s group=%lld sector=%llu nr_sector=%u opf=0x%x",
+				   __entry->opf = bio->bi_opf;
+				   __entry->nowait = bio->bi_opf & REQ_NOWAIT;
+				   __entry->polled = bio->bi_opf & REQ_POLLED;),
+		    TP_printk("dg=%s group=%lld sector=%llu nr_sector=%u opf=0x%x nowait=%d polled=%d",
 			      __entry->dg_name, __entry->group_id,
 			      (unsigned long long)__entry->sector,
-			      __entry->nr_sector, __entry->opf));
+			      __entry->nr_sector, __entry->opf,
+			      __entry->nowait, __entry->polled));
+
+DEFINE_EVENT(ioband_bio, ioband_map,
+	     TP_PROTO(const char *dg_name, s64 group_id, struct bio *bio),
+	     TP_ARGS(dg_name, group_id, bio));
 
 DEFINE_EVENT(ioband_bio, ioband_hold,
 	     TP_PROTO(const char *dg_name, s64 group_id, struct bio *bio),
@@ -41,6 +52,10 @@ DEFINE_EVENT(ioband_bio, ioband_release,
 	     TP_ARGS(dg_name, group_id, bio));
 
 DEFINE_EVENT(ioband_bio, ioband_wait,
+	     TP_PROTO(const char *dg_name, s64 group_id, struct bio *bio),
+	     TP_ARGS(dg_name, group_id, bio));
+
+DEFINE_EVENT(ioband_bio, ioband_again,
 	     TP_PROTO(const char *dg_name, s64 group_id, struct bio *bio),
 	     TP_ARGS(dg_name, group_id, bio));
 

@@ -329,6 +329,8 @@ void ioband_sched_dispatch(struct ioband_sched *s, struct ioband_entity *e,
 			   u32 cost, bool held, bool bypass);
 bool ioband_sched_start(struct ioband_sched *s, struct ioband_entity *e,
 			u32 cost, bool bypass, u64 now);
+void ioband_sched_unhold(struct ioband_sched *s, struct ioband_entity *e,
+			 u64 now);
 struct ioband_entity *ioband_sched_next(struct ioband_sched *s, u64 now,
 					u64 *wake_at);
 void ioband_sched_idle_add(struct ioband_sched *s, struct ioband_entity *e,

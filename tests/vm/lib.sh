@@ -127,6 +127,11 @@ nullb_create() {
 	fi
 	[ -n "$qd" ] && { echo "$qd" >"$d/hw_queue_depth" || fail "nullb_create: hw_queue_depth"; }
 	echo "$mem" >"$d/memory_backed" || fail "nullb_create: memory_backed"
+	# NULLB_ATTRS="attr=value ...": more configfs attributes (poll_queues=1)
+	local kv
+	for kv in ${NULLB_ATTRS:-}; do
+		echo "${kv#*=}" >"$d/${kv%%=*}" || fail "nullb_create: $kv"
+	done
 	echo 1 >"$d/power" || fail "nullb_create: power on"
 	idx=$(cat "$d/index")
 	# Newer kernels name the disk after the configfs directory, older ones
@@ -212,6 +217,12 @@ cg_run() {
 	shift
 	[ -d "$CG_ROOT/$path" ] || fail "cg_run: no cgroup $path"
 	sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG_ROOT/$path" "$@"
+}
+
+# microseconds since the epoch, in REPLY (no fork)
+usecs() {
+	local t=$EPOCHREALTIME
+	REPLY=$(( ${t%.*} * 1000000 + 10#${t#*.} ))
 }
 
 report() {

@@ -1,13 +1,15 @@
 #!/bin/bash
-# Back-pressure: a group holds at most 4 MiB of bios; beyond that its
-# submitters wait in map() for room, as they would for a full request
-# queue (see 7. in dm-ioband.c).  The group is capped at 4 MB/s (range-bw)
-# on a fast null_blk, so whatever it sends beyond its cap is held.
+# Back-pressure: a capped group holds at most what it drains in 200 ms at
+# its cap (at least 64 KiB, at most 4 MiB); beyond that its submitters
+# wait in map() for room, as they would for a full request queue, for 1 s
+# at most (see 7. in dm-ioband.c).  The group is capped at 4 MB/s
+# (range-bw) on a fast null_blk, so whatever it sends beyond its cap is
+# held.
 #
 # 1. Direct I/O: fio keeps 32 bios of 256 KiB (8 MiB) in flight.  The
-#    group holds 4 MiB plus at most one bio (counted from the
-#    ioband_hold/ioband_release tracepoints), and fio's thread sleeps in
-#    ioband_wait_for_room (its wchan).
+#    group holds 800 KiB (200 ms at 4 MB/s) plus at most one bio (counted
+#    from the ioband_hold/ioband_release tracepoints), and fio's thread
+#    sleeps in ioband_wait_for_room (its wchan).
 # 2. suspend while it sleeps: presuspend lets everything pass, so suspend
 #    returns; after resume the load goes on and fio verifies its data.
 # 3. Buffered writeback: 32 MiB written through the page cache to the
@@ -17,8 +19,12 @@
 #    pages under writeback
 #    (/proc/meminfo Writeback) stay below 12 MiB; it was all 32 MiB at
 #    once before there was a bound.
-# 4. remove --force while a submitter sleeps: every bio ends.
-# timeout: 300
+# 4. The wait is bounded in time: at 100 KB/s a 256 KiB bio takes 2.6 s to
+#    drain, and fio's thread, which waited that long for each bio when
+#    the bound was 4 MiB whatever the cap, now waits at most 1 s before its
+#    bio is held anyway: its waits start at most 2 s apart.
+# 5. remove --force while a submitter sleeps: every bio ends.
+# timeout: 420
 . /tests/lib.sh
 require fio
 
@@ -89,8 +95,10 @@ wait_sleeper $fio_pid
 held=$(max_held)
 log "fio sleeps in ioband_wait_for_room; the group held at most $((held / 2)) KiB"
 report backpressure_direct_max_held_kib $((held / 2))
-[ "$held" -ge 8192 ] && [ "$held" -le $((8192 + 512)) ] ||
-	fail "the group held at most $held sectors, want 4 MiB to 4 MiB + one 256 KiB bio (8192-8704)"
+# 200 ms at 4096 KB/s, in sectors
+bound=$((4096 * 2 * 200 / 1000))
+[ "$held" -ge $bound ] && [ "$held" -le $((bound + 512)) ] ||
+	fail "the group held at most $held sectors, want 200 ms at its cap to that + one 256 KiB bio ($bound-$((bound + 512)))"
 timeout 30 dmsetup suspend bp || fail "suspend with a submitter waiting for room"
 dmsetup resume bp || fail "resume"
 wait $fio_pid || fail "fio after suspend: $(tail -n 5 "$TESTDIR/fio.out")"
@@ -124,18 +132,44 @@ exec 3<&-
 echo 0 >$tr/tracing_on
 # the waiting task is the trace line's first field, "comm-pid"
 flusher=$(awk '/ioband_wait:/ && $1 ~ /^kworker/ { n++ } END { print n + 0 }' $tr/trace)
-log "buffered 32 MiB at 4 MB/s: at most $((peak / 1024)) MiB under writeback at once; a kworker (the flusher) waited for room $flusher times"
+log "buffered 32 MiB at 4 MB/s: at most $peak KiB under writeback at once; a kworker (the flusher) waited for room $flusher times"
 report backpressure_writeback_flusher_waits "$flusher"
 report backpressure_writeback_peak_kib "$peak"
 [ "$peak" -le $((12 * 1024)) ] ||
-	fail "$peak KiB under writeback at once, want at most 12 MiB (4 MiB held, the rest in flight)"
-[ "$peak" -ge $((4 * 1024)) ] ||
+	fail "$peak KiB under writeback at once, want at most 12 MiB (800 KiB held, the rest in flight)"
+[ "$peak" -ge $((bound / 2)) ] ||
 	fail "only $peak KiB under writeback at most: the flusher did not fill the group"
 [ "$flusher" -gt 0 ] || fail "no flusher thread (kworker) waited for room: $(grep -m 3 ioband_wait: $tr/trace)"
 echo 3 >/proc/sys/vm/drop_caches
 cmp -n $((32 << 20)) "$TESTDIR/ref" "$dev" || fail "data read back differs from what was written"
 
-# ---- 4. remove --force with a sleeper ------------------------------------------------
+# ---- 4. the wait is bounded in time --------------------------------------------------
+dmsetup message bp 0 range-bw "$W:0:100" || fail "cap at 100 KB/s"
+trace_start
+cg_run bp-w fio --name=bp --filename="$dev" --rw=write --bs=256k --size=64m \
+	--iodepth=32 --ioengine=libaio --direct=1 --thread --time_based --runtime=60 \
+	>"$TESTDIR/fio4.out" 2>&1 &
+fio_pid=$!
+fio_waits() { awk '/ioband_wait:/ && $1 ~ /^fio/ { n++ } END { print n + 0 }' $tr/trace; }
+for i in $(seq 150); do
+	[ "$(fio_waits)" -ge 6 ] && break
+	kill -0 $fio_pid 2>/dev/null || fail "fio ended: $(tail -n 3 "$TESTDIR/fio4.out")"
+	sleep 0.2
+done
+[ "$(fio_waits)" -ge 6 ] || fail "fio's thread waited for room only $(fio_waits) times in 30 s at 100 KB/s"
+echo 0 >$tr/tracing_on
+# the greatest time between two waits of one fio thread (field 4: "secs:")
+gap=$(awk '/ioband_wait:/ && $1 ~ /^fio/ {
+		t = $4 + 0; if (($1) in last && t - last[$1] > m) m = t - last[$1]; last[$1] = t
+	} END { printf "%d\n", m * 1000 }' $tr/trace)
+log "at 100 KB/s: $(fio_waits) waits of fio, at most $gap ms apart"
+report backpressure_wait_gap_ms "$gap"
+dmsetup message bp 0 range-bw "$W:0:4096" || fail "cap back at 4 MB/s"
+kill $fio_pid 2>/dev/null
+wait $fio_pid
+[ "$gap" -le 2000 ] || fail "fio's waits for room started up to $gap ms apart at 100 KB/s, want at most 2 s (1 s of wait, then the bio is held)"
+
+# ---- 5. remove --force with a sleeper ------------------------------------------------
 # While fio holds the device open, remove --force swaps in an error table
 # (and reports the device busy): the sleeper must wake, fio must end with
 # I/O errors, and the device must then go away.
