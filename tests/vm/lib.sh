@@ -11,9 +11,17 @@
 #   expect_fail CMD...        run CMD, fail if it succeeds
 #   require CMD...            skip unless each CMD is on PATH
 #   on_exit CMD               run the shell command CMD when the test exits
-#   nullb_create NAME SIZE_MB [COMPLETION_NSEC] [QUEUE_DEPTH] [MEMORY_BACKED]
+#   nullb_create NAME SIZE_MB [COMPLETION_NSEC] [QUEUE_DEPTH] [MEMORY_BACKED] [CACHE_MB]
 #                             make a null_blk device through configfs, print
-#                             its /dev path (removed at exit)
+#                             its /dev path (removed at exit); CACHE_MB (with
+#                             MEMORY_BACKED 1) gives it a volatile write cache
+#                             of that size, which a power off drops
+#   trace_start EVENT...      clear the trace and record EVENTs (system/name,
+#                             e.g. block/block_rq_issue); restored at exit
+#   trace_stop                stop recording; the trace stays in
+#                             /sys/kernel/tracing/trace
+#   dev_t_of DEV              "MAJOR,MINOR" of block device DEV, as trace
+#                             lines print it
 #   dm_create NAME TABLE      dmsetup create NAME from TABLE, print /dev/dm-N
 #                             (removed at exit)
 #   dm_node NAME              print /dev/dm-N of device-mapper device NAME and
@@ -102,8 +110,8 @@ _lib_wait_path() {
 }
 
 nullb_create() {
-	local name=$1 size=$2 nsec=${3:-} qd=${4:-} mem=${5:-0} d idx dev
-	[ -n "$name" ] && [ -n "$size" ] || fail "usage: nullb_create NAME SIZE_MB [NSEC] [QD] [MEM]"
+	local name=$1 size=$2 nsec=${3:-} qd=${4:-} mem=${5:-0} cache=${6:-} d idx dev
+	[ -n "$name" ] && [ -n "$size" ] || fail "usage: nullb_create NAME SIZE_MB [NSEC] [QD] [MEM] [CACHE_MB]"
 	if [ ! -d $NULLB_CFS ]; then
 		modprobe -q null_blk nr_devices=0 2>/dev/null
 		[ -d $NULLB_CFS ] || fail "null_blk configfs not available"
@@ -120,6 +128,7 @@ nullb_create() {
 	fi
 	[ -n "$qd" ] && { echo "$qd" >"$d/hw_queue_depth" || fail "nullb_create: hw_queue_depth"; }
 	echo "$mem" >"$d/memory_backed" || fail "nullb_create: memory_backed"
+	[ -n "$cache" ] && { echo "$cache" >"$d/cache_size" || fail "nullb_create: cache_size"; }
 	echo 1 >"$d/power" || fail "nullb_create: power on"
 	idx=$(cat "$d/index")
 	# Newer kernels name the disk after the configfs directory, older ones
@@ -179,6 +188,33 @@ cg_run() {
 	shift
 	[ -d "$CG_ROOT/$path" ] || fail "cg_run: no cgroup $path"
 	sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG_ROOT/$path" "$@"
+}
+
+TRACEFS=/sys/kernel/tracing
+trace_start() {
+	local e
+	[ -e $TRACEFS/trace ] || mount -t tracefs nodev $TRACEFS 2>/dev/null
+	[ -e $TRACEFS/trace ] || fail "no tracefs"
+	on_exit "echo $(cat $TRACEFS/tracing_on) > $TRACEFS/tracing_on; echo > $TRACEFS/trace"
+	echo 0 >$TRACEFS/tracing_on
+	echo >$TRACEFS/trace
+	for e in "$@"; do
+		[ -e "$TRACEFS/events/$e/enable" ] || fail "no trace event $e"
+		echo 1 >"$TRACEFS/events/$e/enable"
+		on_exit "echo 0 > $TRACEFS/events/$e/enable"
+	done
+	echo 1 >$TRACEFS/tracing_on
+}
+
+trace_stop() {
+	echo 0 >$TRACEFS/tracing_on
+}
+
+dev_t_of() {
+	local n
+	n=$(stat -L -c '%t %T' "$1") || fail "dev_t_of: no device $1"
+	set -- $n
+	echo "$((16#$1)),$((16#$2))"
 }
 
 report() {
