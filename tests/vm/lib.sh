@@ -16,6 +16,9 @@
 #                             its /dev path (removed at exit); CACHE_MB (with
 #                             MEMORY_BACKED 1) gives it a volatile write cache
 #                             of that size, which a power off drops
+#   nullb_power NAME 0|1      power a null_blk device off (dropping its write
+#                             cache) or on; on, print its /dev path (the
+#                             name may change on power on)
 #   trace_start EVENT...      clear the trace and record EVENTs (system/name,
 #                             e.g. block/block_rq_issue); restored at exit
 #   trace_stop                stop recording; the trace stays in
@@ -110,7 +113,7 @@ _lib_wait_path() {
 }
 
 nullb_create() {
-	local name=$1 size=$2 nsec=${3:-} qd=${4:-} mem=${5:-0} cache=${6:-} d idx dev
+	local name=$1 size=$2 nsec=${3:-} qd=${4:-} mem=${5:-0} cache=${6:-} d
 	[ -n "$name" ] && [ -n "$size" ] || fail "usage: nullb_create NAME SIZE_MB [NSEC] [QD] [MEM] [CACHE_MB]"
 	if [ ! -d $NULLB_CFS ]; then
 		modprobe -q null_blk nr_devices=0 2>/dev/null
@@ -129,16 +132,21 @@ nullb_create() {
 	[ -n "$qd" ] && { echo "$qd" >"$d/hw_queue_depth" || fail "nullb_create: hw_queue_depth"; }
 	echo "$mem" >"$d/memory_backed" || fail "nullb_create: memory_backed"
 	[ -n "$cache" ] && { echo "$cache" >"$d/cache_size" || fail "nullb_create: cache_size"; }
-	echo 1 >"$d/power" || fail "nullb_create: power on"
-	idx=$(cat "$d/index")
+	nullb_power "$name" 1
+}
+
+nullb_power() {
+	local name=$1 d=$NULLB_CFS/$1 dev
+	echo "$2" >"$d/power" || fail "nullb_power: power $2"
+	[ "$2" = 1 ] || return 0
 	# Newer kernels name the disk after the configfs directory, older ones
-	# nullb<index>.
+	# nullb<index>; the index is given anew at each power on.
 	if [ -e "/sys/block/$name" ]; then
 		dev=/dev/$name
 	else
-		dev=/dev/nullb$idx
+		dev=/dev/nullb$(cat "$d/index")
 	fi
-	_lib_wait_path "$dev" || fail "nullb_create: $dev did not appear"
+	_lib_wait_path "$dev" || fail "nullb_power: $dev did not appear"
 	echo "$dev"
 }
 
