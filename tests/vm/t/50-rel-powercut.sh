@@ -5,7 +5,9 @@
 # cgroups contend).  At a random moment the power
 # goes (null_blk's power off drops what its cache holds unflushed); after
 # power on the journal replays, e2fsck -fn finds nothing, and every file
-# whose fsync had returned is there with its contents.  Cycles go on for
+# whose fsync had returned is there with its contents.  Every other cut
+# comes just after the writers stopped, with no flush after their last
+# fsyncs.  Cycles go on for
 # about 60 s (at least 4).
 # timeout: 300
 . /tests/lib.sh
@@ -47,7 +49,7 @@ log "null_blk drops its unflushed cache at power off and keeps flushed data"
 dev=$(dm_create pc "$(table "$nb")")
 assert_eq "$(cat /sys/block/$(basename "$dev")/queue/write_cache)" "write back" \
 	"write cache announced by ioband"
-mkfs.ext4 -q -F "$dev" || fail "mkfs.ext4"
+mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$dev" || fail "mkfs.ext4"
 dmsetup remove pc || fail "dmsetup remove pc"
 
 mnt=$TESTDIR/mnt
@@ -80,11 +82,21 @@ while [ $cycle -lt $MIN_CYCLES ] || [ $(($(date +%s) - T0)) -lt "$SECS" ]; do
 	done
 	# The cut comes once ioband holds writes, at a random moment 0.01 to
 	# 2 s later (a sleep to pick the moment, not to wait for anything).
+	# Every other cycle the writers stop first and the cut follows at
+	# once: no later flush then covers the last fsyncs' writes, which
+	# must have been durable (FUA, flushed) when fsync returned.
 	h0=$(rel_held pc)
 	rel_wait_held pc $((h0 + 4)) "${pids[0]}"
 	sleep 0.$((RANDOM % 9 + 1))$((RANDOM % 10))
 	[ $((RANDOM % 2)) = 0 ] || sleep 1
 	held=$((held + $(rel_held pc) - h0))
+	if [ $((cycle % 2)) = 0 ]; then
+		: >"$mnt/stop"
+		kill "${pids[1]}" "${pids[3]}" "${pids[5]}"
+		for p in "${pids[@]}"; do
+			rel_wait_gone "$p" 60 || fail "cycle $cycle: a writer still runs 60 s after the stop"
+		done
+	fi
 	nullb_power $NB 0
 	for p in "${pids[@]}"; do
 		rel_wait_gone "$p" 30 || fail "cycle $cycle: a writer still runs 30 s after the cut"
