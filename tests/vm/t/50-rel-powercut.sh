@@ -67,19 +67,9 @@ while [ $cycle -lt $MIN_CYCLES ] || [ $(($(date +%s) - T0)) -lt "$SECS" ]; do
 	n=$(crash_check_acked "$mnt" "$TESTDIR"/ack-*)
 	[ "$n" = "$acked" ] || fail "cycle $cycle: $n files checked, $acked acknowledged"
 	rm -f "$mnt/stop"
-	pids=()
-	for i in 0 1 2; do
-		cg_run "pc-${cgs[$i]}" bash -c \
-			'. /tests/lib.sh; . /tests/t/crash.inc; crash_writer "$@"' \
-			w "c$cycle-$i" "$mnt/d$i" "$TESTDIR/ack-$i" &
-		pids+=($!)
-		# and direct writes, 4 in flight, to contend with (not checked)
-		cg_run "pc-${cgs[$i]}" fio --name=n$i --filename="$mnt/noise-$i" \
-			--size=4m --rw=randwrite --bs=16k --ioengine=libaio \
-			--iodepth=4 --direct=1 --time_based --runtime=300 \
-			>/dev/null 2>&1 &
-		pids+=($!)
-	done
+	# files fsynced, and direct writes to contend with
+	crash_start pc "$mnt" "c$cycle" --size=4m --time_based --runtime=300
+	pids=("${CRASH_PIDS[@]}")
 	# The cut comes once ioband holds writes, at a random moment 0.01 to
 	# 2 s later (a sleep to pick the moment, not to wait for anything).
 	# Every other cycle the writers stop first and the cut follows at

@@ -43,17 +43,8 @@ mnt=$TESTDIR/mnt
 mkdir -p "$mnt"
 mount -t ext4 "$dev" "$mnt" || fail "mount"
 on_exit "umount $mnt"
-pids=()
-for i in 0 1 2; do
-	cg_run "wo-${cgs[$i]}" bash -c \
-		'. /tests/lib.sh; . /tests/t/crash.inc; crash_writer "$@"' \
-		w "w$i" "$mnt/d$i" "$TESTDIR/ack-$i" &
-	pids+=($!)
-	cg_run "wo-${cgs[$i]}" fio --name=n$i --filename="$mnt/noise-$i" \
-		--size=2m --io_size=3m --rw=randwrite --bs=16k --ioengine=libaio \
-		--iodepth=4 --direct=1 >/dev/null 2>&1 &
-	pids+=($!)
-done
+crash_start wo "$mnt" w --size=2m --io_size=3m
+pids=("${CRASH_PIDS[@]}")
 acked() { cat "$TESTDIR"/ack-* 2>/dev/null | wc -l; }
 i=0
 until [ "$(acked)" -ge $MIN_ACKED ]; do
