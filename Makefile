@@ -5,6 +5,7 @@
 #   make            module (for KDIR) and tools/ioband-setup
 #   make deps       install every Debian package the project needs
 #   make check      unit tests, the VM suite on both kernels, the bench smoke
+#   make check-long the same with the long VM tests
 #   make demo       the three-cgroup demonstration in a VM
 #   make bench      the benchmark suite (bench/README.md); bench-short, bench-smoke
 
@@ -18,7 +19,7 @@ DEB_KDIR := $(lastword $(sort $(wildcard /usr/src/linux-headers-6.1.*-amd64)))
 RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
 KDIR ?= $(if $(wildcard $(RUNNING_KDIR)/Makefile),$(RUNNING_KDIR),$(DEB_KDIR))
 
-.PHONY: all module tool deps clean check unit fuzz vm-modules kernel-debug
+.PHONY: all module tool deps clean check check-long unit fuzz vm-modules kernel-debug
 
 all: module tool
 
@@ -69,9 +70,13 @@ uninstall:
 	$(if $(DESTDIR),,depmod -a $(KVER))
 	$(MAKE) -C tools/ioband-setup uninstall
 
-# Unit tests, debug kernel, modules, then the VM suite on both kernels.
+# Unit tests, debug kernel, modules, then the VM suite on both kernels;
+# check-long adds the VM tests marked "# long: yes".
 check:
 	@tests/check
+
+check-long:
+	@CHECK_LONG=1 tests/check
 
 clean:
 	-$(MAKE) -C $(or $(KDIR),/nonexistent) M=$(TOP)/drivers/md clean 2>/dev/null

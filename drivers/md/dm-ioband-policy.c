@@ -14,6 +14,7 @@
 #endif
 #include <linux/dm-ioband.h>
 #include <linux/math64.h>
+#include <linux/sort.h>
 #include <linux/string.h>
 
 /* ---- names ------------------------------------------------------------ */
@@ -329,6 +330,14 @@ static int check_table_mins(const struct ioband_table *t, char **error)
 	return ioband_check_min_sum(&t->dg, sum, error);
 }
 
+static int cmp_group_id(const void *a, const void *b)
+{
+	s64 x = ((const struct ioband_group_conf *)a)->id;
+	s64 y = ((const struct ioband_group_conf *)b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
 /*
  * <device_group_id> <io_throttle> <io_limit> <group_type> <policy>
  * <token_base> [:<default>] [<id>:<value>]... [bandwidth=<KB/s>]
@@ -345,8 +354,9 @@ int ioband_parse_table(unsigned int argc, char **argv, struct ioband_table *t,
 		*error = "too few arguments";
 		return -EINVAL;
 	}
+	/* groups and the default group's ':' (counted exactly below) */
 	if (argc - 6 > IOBAND_MAX_GROUPS + 1) {
-		*error = "too many groups";
+		*error = "too many groups (at most 65536)";
 		return -EINVAL;
 	}
 	if (check_dg_name(argv[0], t->dg_name, error))
@@ -388,18 +398,25 @@ int ioband_parse_table(unsigned int argc, char **argv, struct ioband_table *t,
 
 	t->nr_groups = 0;
 	for (; i < argc; i++) {
-		struct ioband_group_conf *g = &t->groups[t->nr_groups];
-
-		if (parse_group_spec(t, argv[i], g, error))
+		if (parse_group_spec(t, argv[i], &t->groups[t->nr_groups],
+				     error))
 			return -EINVAL;
-		/* Duplicates are rare and lines short: a scan will do. */
-		for (j = 0; j < t->nr_groups; j++) {
-			if (t->groups[j].id == g->id) {
-				*error = "duplicate group id";
-				return -EINVAL;
-			}
-		}
 		t->nr_groups++;
+	}
+	if (t->nr_groups > IOBAND_MAX_GROUPS) {
+		*error = "too many groups (at most 65536)";
+		return -EINVAL;
+	}
+	/*
+	 * In id order, as the table is printed back; duplicates are then
+	 * neighbours, found in n log n even for 65536 groups.
+	 */
+	sort(t->groups, t->nr_groups, sizeof(*t->groups), cmp_group_id, NULL);
+	for (j = 1; j < t->nr_groups; j++) {
+		if (t->groups[j].id == t->groups[j - 1].id) {
+			*error = "duplicate group id";
+			return -EINVAL;
+		}
 	}
 	return check_table_mins(t, error);
 }
@@ -645,6 +662,25 @@ static void heap_remove(struct ioband_sched *s, struct ioband_entity *e)
  * I/Os keeps its share, a group that has stopped gives it up.
  */
 /*
+ * The clock only moves forward, by less than 2^63 at a time; a new value
+ * below the old one has wrapped past 2^64, which advances the epoch.
+ */
+static inline void sched_clock_to(struct ioband_sched *s, u64 vclock)
+{
+	if (vclock < s->vclock)
+		s->vclock_wraps++;
+	s->vclock = vclock;
+}
+
+/* @e's virtual time is now @vtime, set relative to the current clock. */
+static inline void entity_set_vtime(struct ioband_sched *s,
+				    struct ioband_entity *e, u64 vtime)
+{
+	e->vtime = vtime;
+	e->vtime_epoch = ioband_sched_epoch(s);
+}
+
+/*
  * The window is one epoch of token_base tokens shared by the weight of the
  * active groups, so that a busy group among many idle ones may still run
  * a few bios ahead of the clock: sharing it by the weight of every
@@ -728,17 +764,35 @@ static u64 inv_weight(u32 weight)
 	return div64_u64(IOBAND_VSCALE, weight);
 }
 
-void ioband_entity_init(struct ioband_sched *s, struct ioband_entity *e,
-			u32 weight)
+/*
+ * A group's own state, outside any scheduler: a table that is loaded but
+ * not yet resumed has its groups prepared, and they join the scheduler
+ * only when it goes live.
+ */
+void ioband_entity_prepare(struct ioband_entity *e, u32 weight)
 {
 	memset(e, 0, sizeof(*e));
-	e->vtime = s->vclock;
 	e->weight = weight;
 	e->inv_weight = inv_weight(weight);
 	e->heap_idx = -1;
-	s->total_weight += weight;
+}
+EXPORT_SYMBOL_GPL(ioband_entity_prepare);
+
+/* A prepared group joins @s, level with its clock. */
+void ioband_entity_join(struct ioband_sched *s, struct ioband_entity *e)
+{
+	entity_set_vtime(s, e, s->vclock);
+	s->total_weight += e->weight;
 	s->nr_entities++;
 	update_window(s);
+}
+EXPORT_SYMBOL_GPL(ioband_entity_join);
+
+void ioband_entity_init(struct ioband_sched *s, struct ioband_entity *e,
+			u32 weight)
+{
+	ioband_entity_prepare(e, weight);
+	ioband_entity_join(s, e);
 }
 EXPORT_SYMBOL_GPL(ioband_entity_init);
 
@@ -833,6 +887,7 @@ void ioband_entity_restart(struct ioband_sched *s, struct ioband_entity *e)
 {
 	/* Equal keys keep the heap ordered without re-sorting it. */
 	e->vtime = s->vclock;
+	e->vtime_epoch = ioband_sched_epoch(s);
 }
 EXPORT_SYMBOL_GPL(ioband_entity_restart);
 
@@ -857,8 +912,15 @@ static inline void sched_arrive(struct ioband_sched *s,
 	} else {
 		e->parallel = true;
 	}
-	if (!e->nr_queued && vt_before(e->vtime, floor))
-		e->vtime = floor;
+	/*
+	 * A group whose time was last set two epochs ago is more than 2^61
+	 * behind the clock, far past any credit it may keep; within one
+	 * epoch, the two times are less than 2^63 apart and compare right.
+	 */
+	if (!e->nr_queued &&
+	    (ioband_sched_epoch(s) - e->vtime_epoch >= 2 ||
+	     vt_before(e->vtime, floor)))
+		entity_set_vtime(s, e, floor);
 }
 
 /* ---- range-bw --------------------------------------------------------------
@@ -986,7 +1048,7 @@ static inline bool may_serve(struct ioband_sched *s,
 			*wake_at = s->idle_head->idle_since + s->idle_ns;
 		return false;
 	}
-	s->vclock = e->vtime - window;
+	sched_clock_to(s, e->vtime - window);
 	return true;
 }
 
@@ -1037,16 +1099,17 @@ static inline void sched_dispatch(struct ioband_sched *s,
 	if (held && !--e->nr_queued)
 		heap_remove(s, e);
 	if (!owed) {
-		e->vtime += cost * e->inv_weight;
-		s->vclock += div64_u64((u64)cost * IOBAND_VSCALE,
-				       s->active_weight);
+		sched_clock_to(s, s->vclock +
+			       div64_u64((u64)cost * IOBAND_VSCALE,
+					 s->active_weight));
+		entity_set_vtime(s, e, e->vtime + cost * e->inv_weight);
 	}
 	/*
 	 * A group running alone sets the clock: when others join, it has
 	 * its whole window ahead of it, not whatever lead it had left.
 	 */
 	if (s->nr_active == 1 && vt_before(s->vclock, e->vtime))
-		s->vclock = e->vtime;
+		sched_clock_to(s, e->vtime);
 	if (e->heap_idx >= 0)
 		heap_down(s, e->heap_idx);
 	e->nr_inflight++;
@@ -1055,10 +1118,38 @@ static inline void sched_dispatch(struct ioband_sched *s,
 		range_charge(e, cost);
 }
 
-void ioband_sched_dispatch(struct ioband_sched *s, struct ioband_entity *e,
-			   u32 cost, bool held)
+/*
+ * A bio that bypasses holding is charged like any other, but the debt it
+ * leaves is bounded, as iocost bounds its debts: beyond its window a group
+ * owes at most @carry of virtual time (what it may keep as credit the
+ * other way), and a capped group's bucket at most one burst.  The excess
+ * is forgiven, so that a flood of metadata, swap or suspend-time bios
+ * cannot stall its group for longer than that once it is over.  A debt
+ * the group already had is kept, not forgiven.
+ */
+static inline void sched_dispatch_bypass(struct ioband_sched *s,
+					 struct ioband_entity *e, u32 cost,
+					 bool held)
 {
+	u64 vtime = e->vtime, limit;
+	s64 cap_tokens = e->cap_tokens;
+
 	sched_dispatch(s, e, cost, held);
+	limit = s->vclock + sched_window(s) + s->carry;
+	if (vt_before(limit, e->vtime))
+		entity_set_vtime(s, e, vt_before(limit, vtime) ? vtime : limit);
+	if (e->max_kbps && e->cap_tokens < -range_depth(e->max_kbps))
+		e->cap_tokens = min_t(s64, cap_tokens,
+				      -range_depth(e->max_kbps));
+}
+
+void ioband_sched_dispatch(struct ioband_sched *s, struct ioband_entity *e,
+			   u32 cost, bool held, bool bypass)
+{
+	if (bypass)
+		sched_dispatch_bypass(s, e, cost, held);
+	else
+		sched_dispatch(s, e, cost, held);
 }
 EXPORT_SYMBOL_GPL(ioband_sched_dispatch);
 
@@ -1066,14 +1157,19 @@ EXPORT_SYMBOL_GPL(ioband_sched_dispatch);
  * A bio of @cost arrives for @e: true if it may go down at once (and it
  * is charged), false if it must wait (and it is queued: the caller keeps
  * it in @e's list).  @bypass sends it regardless: while suspending, and
- * for bios that other groups may be waiting on.
+ * for bios that other groups may be waiting on; its debt is bounded (see
+ * sched_dispatch_bypass()).
  * The one call the map path makes, so the building blocks inline here.
  */
 bool ioband_sched_start(struct ioband_sched *s, struct ioband_entity *e,
 			u32 cost, bool bypass, u64 now)
 {
 	sched_arrive(s, e, now);
-	if (!bypass && !sched_admit(s, e, now)) {
+	if (bypass) {
+		sched_dispatch_bypass(s, e, cost, false);
+		return true;
+	}
+	if (!sched_admit(s, e, now)) {
 		sched_hold(s, e);
 		return false;
 	}

@@ -33,6 +33,16 @@
  * with the clock, and each has received service in proportion to its
  * weight.  A group running alone sets the clock to its own virtual time.
  *
+ * Virtual times are 64-bit and wrap; two of them compare by their signed
+ * difference, which is right while they are less than 2^63 apart.  Busy
+ * groups stay within a few windows of the clock, but an idle group's time
+ * stands still: at weight 1 and 1 MiB bios the clock runs 2^63 in about a
+ * million bios, a day of uptime at the default weight.  So the device
+ * group also counts the clock's epochs (eighths of 2^64, wraps included),
+ * and each group the epoch in which its time was last set: a group two or
+ * more epochs old is known to be far behind, and gets the credit any
+ * group behind the clock gets (3. below), whatever the difference says.
+ *
  * 3. Tokens: the window and the carry-over
  *
  * A group may run ahead of the clock by one window, its share of
@@ -120,7 +130,12 @@
  * advance their group's virtual time, so the group repays them by waiting
  * longer with its next bios.  They may pass the group's held bios and
  * io_limit; no ordering is lost, since whoever needs an order waits for
- * completion.
+ * completion.  What such bios, and those that pass while the device
+ * suspends, leave a group owing is bounded, as iocost bounds its debts:
+ * at most the carry-over past its window (2 windows by default), and
+ * under range-bw at most one burst of its cap bucket (50 ms at the cap,
+ * or one 4 KiB bio); the rest is forgiven.  Unbounded, 100 MB of metadata
+ * from a group capped at 1000 KB/s stalled its next bio for 102 s.
  *
  * A group holds at most IOBAND_HOLD_SECTORS (4 MiB) of bios before the
  * next submitter waits in map() for room, as it would for a free request
@@ -143,9 +158,20 @@
  * I/O is never suspended for them.  A detached group's held bios join the
  * default group's queue; the group itself lives until its bios in flight
  * complete.  presuspend releases every bio the device holds and lets new
- * ones pass until resume, so a suspend never waits on the scheduler.  A
- * table line's device group settings take effect when its table is
- * resumed, so loading a table changes nothing until it is live.
+ * ones pass until resume, so a suspend never waits on the scheduler.
+ *
+ * A loaded table changes nothing until it is resumed: its groups are set
+ * up outside the scheduler (no weight in any window, no minimum in any
+ * sum) and join it in resume.  The device group's settings (policy,
+ * io_throttle, io_limit, token_base, bandwidth) belong to all its devices,
+ * so resuming one must not change them for the others: while another
+ * mapped device of the group is live, a table must name the group's
+ * settings, or it is refused at load, and again in preresume if a message
+ * changed them since (dm then leaves the device suspended, as with any
+ * failed preresume, until a table that fits is loaded).  A device alone
+ * in its group, or replacing its own table, brings its table's settings.
+ * The minimums of every live device must fit the stated bandwidth, a
+ * resuming table's included.
  *
  * 9. Locking
  *
@@ -222,8 +248,13 @@ struct ioband_device {
 	struct list_head dg_node;
 	enum ioband_group_type type;
 	bool passthrough;		/* between presuspend and resume */
-	bool conf_pending;		/* table settings not yet applied */
-	struct ioband_dg_conf table_conf;
+	/*
+	 * Resumed at least once: its groups take part in the device group's
+	 * scheduler.  Until then the table changes nothing (see 8.).  Under
+	 * conf_lock and lock.
+	 */
+	bool live;
+	struct ioband_dg_conf table_conf;	/* as its table line gave them */
 	struct ioband_group def;
 	struct xarray groups;		/* id -> attached ioband_group */
 	u32 nr_groups;
@@ -406,13 +437,17 @@ static struct ioband_group *to_group(struct ioband_entity *e)
 	return container_of(e, struct ioband_group, ent);
 }
 
-/* Moves the oldest held bio of @g to the ready list.  dg->lock held. */
+/*
+ * Moves the oldest held bio of @g to the ready list, past every limit
+ * while its device is suspending (its debt then bounded).  dg->lock held.
+ */
 static void ioband_release_one(struct ioband_dg *dg, struct ioband_group *g)
 {
 	struct bio *bio = bio_list_pop(&g->held);
 	struct ioband_bio *ib = dm_per_bio_data(bio, sizeof(*ib));
 
-	ioband_sched_dispatch(&dg->sched, &g->ent, ib->cost, true);
+	ioband_sched_dispatch(&dg->sched, &g->ent, ib->cost, true,
+			      g->dev->passthrough);
 	ioband_unhold(dg, g, bio_sectors(bio));
 	ib->grp = g;
 	bio_list_add(&dg->ready, bio);
@@ -714,15 +749,32 @@ static void ioband_dg_set_conf(struct ioband_dg *dg,
 
 /* ---- groups -------------------------------------------------------------- */
 
+/* A new group; it joins the scheduler now if its device is live.  dg->lock held. */
 static void ioband_group_init(struct ioband_device *d, struct ioband_group *g,
 			      const struct ioband_group_conf *conf)
 {
+	lockdep_assert_held(&d->dg->lock);
 	g->dev = d;
 	g->id = conf->id;
 	bio_list_init(&g->held);
-	ioband_entity_init(&d->dg->sched, &g->ent, conf->weight);
+	ioband_entity_prepare(&g->ent, conf->weight);
 	ioband_entity_set_range(&g->ent, conf->min_kbps, conf->max_kbps,
 				ktime_get_ns());
+	if (d->live)
+		ioband_entity_join(&d->dg->sched, &g->ent);
+}
+
+/*
+ * A group with nothing held or in flight leaves the scheduler, if its
+ * device ever joined it.  dg->lock held.
+ */
+static void ioband_group_leave(struct ioband_device *d, struct ioband_group *g)
+{
+	lockdep_assert_held(&d->dg->lock);
+	if (!d->live)
+		return;
+	ioband_entity_exit(&d->dg->sched, &g->ent);
+	ioband_entity_forget(&d->dg->sched, &g->ent);
 }
 
 /*
@@ -836,13 +888,12 @@ static void ioband_dtr(struct dm_target *ti)
 	xa_for_each(&d->groups, idx, g) {
 		WARN_ON_ONCE(!bio_list_empty(&g->held) || g->ent.nr_inflight);
 		xa_erase(&d->groups, idx);
-		ioband_entity_exit(&dg->sched, &g->ent);
-		ioband_entity_forget(&dg->sched, &g->ent);
+		ioband_group_leave(d, g);
 		kfree(g);
 	}
-	ioband_entity_exit(&dg->sched, &d->def.ent);
-	ioband_entity_forget(&dg->sched, &d->def.ent);
-	list_del(&d->dg_node);
+	ioband_group_leave(d, &d->def);
+	if (d->live)
+		list_del(&d->dg_node);
 	spin_unlock_irq(&dg->lock);
 	dg->nr_entities -= d->nr_groups + 1;
 	mutex_unlock(&dg->conf_lock);
@@ -853,12 +904,103 @@ static void ioband_dtr(struct dm_target *ti)
 	kfree(d);
 }
 
-static int ioband_join(struct ioband_device *d, const struct ioband_table *t)
+/* The minimum bandwidths of @d's groups, in KB/s.  conf_lock held. */
+static u64 ioband_device_min_sum(struct ioband_device *d)
+{
+	struct ioband_group *g;
+	unsigned long idx;
+	u64 sum = d->def.ent.min_kbps;
+
+	lockdep_assert_held(&d->dg->conf_lock);
+	xa_for_each(&d->groups, idx, g)
+		sum += g->ent.min_kbps;
+	return sum;
+}
+
+/*
+ * The minimum bandwidths of the live devices of @dg but those of mapped
+ * device @skip (whose table a new one is replacing), in KB/s.  conf_lock
+ * held: minimums change only under it.
+ */
+static u64 ioband_dg_min_sum(struct ioband_dg *dg, struct mapped_device *skip)
+{
+	struct ioband_device *d;
+	u64 sum = 0;
+
+	lockdep_assert_held(&dg->conf_lock);
+	list_for_each_entry(d, &dg->devices, dg_node)
+		if (dm_table_get_md(d->ti->table) != skip)
+			sum += ioband_device_min_sum(d);
+	return sum;
+}
+
+/*
+ * Whether a mapped device other than @md has a live table in @dg: then
+ * the device group's settings are theirs too.  conf_lock held.
+ */
+static bool ioband_dg_shared(struct ioband_dg *dg, struct mapped_device *md)
+{
+	struct ioband_device *d;
+
+	lockdep_assert_held(&dg->conf_lock);
+	list_for_each_entry(d, &dg->devices, dg_node)
+		if (dm_table_get_md(d->ti->table) != md)
+			return true;
+	return false;
+}
+
+/*
+ * May a table of mapped device @md with device group settings @c and
+ * minimums adding up to @min_sum go live in @dg now?  Its settings must be
+ * the device group's while another device of it is live (resuming must
+ * not change theirs), and the minimums of all live devices must fit the
+ * device group's bandwidth.  conf_lock held.
+ */
+static int ioband_may_go_live(struct ioband_dg *dg, struct mapped_device *md,
+			      const struct ioband_dg_conf *c, u64 min_sum,
+			      char **error)
+{
+	const struct ioband_dg_conf *now = &dg->sched.conf;
+
+	if (!ioband_dg_shared(dg, md))
+		return ioband_check_min_sum(c, min_sum, error);
+	*error = NULL;
+	if (c->policy != now->policy)
+		*error = "policy differs from the device group's: change it by message";
+	else if (c->io_throttle != now->io_throttle)
+		*error = "io_throttle differs from the device group's: change it by message";
+	else if (c->io_limit != now->io_limit)
+		*error = "io_limit differs from the device group's: change it by message";
+	else if (c->token_base != now->token_base)
+		*error = "token_base differs from the device group's: change it by message";
+	else if (c->bandwidth != now->bandwidth)
+		*error = "bandwidth differs from the device group's: change it by message";
+	if (*error)
+		return -EINVAL;
+	return ioband_check_min_sum(now, ioband_dg_min_sum(dg, md) + min_sum,
+				    error);
+}
+
+/*
+ * Sets up @d's groups outside the scheduler; they join it when the table
+ * is resumed.  Refuses a table that could not go live as it stands.
+ */
+static int ioband_join(struct ioband_device *d, const struct ioband_table *t,
+		       char **error)
 {
 	struct ioband_dg *dg = d->dg;
+	u64 min_sum = t->def.min_kbps;
+	u32 i;
 	int r;
 
+	for (i = 0; i < t->nr_groups; i++)
+		min_sum += t->groups[i].min_kbps;
 	mutex_lock(&dg->conf_lock);
+	r = ioband_may_go_live(dg, dm_table_get_md(d->ti->table), &t->dg,
+			       min_sum, error);
+	if (r)
+		goto out;
+	*error = "out of memory";
 	r = ioband_dg_reserve(dg, t->nr_groups + 1);
 	if (r)
 		goto out;
@@ -867,17 +1009,8 @@ static int ioband_join(struct ioband_device *d, const struct ioband_table *t)
 	spin_unlock_irq(&dg->lock);
 	dg->nr_entities++;
 	r = ioband_attach(d, t->groups, t->nr_groups);
-	if (r) {
-		spin_lock_irq(&dg->lock);
-		ioband_entity_exit(&dg->sched, &d->def.ent);
-		ioband_entity_forget(&dg->sched, &d->def.ent);
-		spin_unlock_irq(&dg->lock);
+	if (r)
 		dg->nr_entities--;
-		goto out;
-	}
-	spin_lock_irq(&dg->lock);
-	list_add_tail(&d->dg_node, &dg->devices);
-	spin_unlock_irq(&dg->lock);
 out:
 	mutex_unlock(&dg->conf_lock);
 	return r;
@@ -924,15 +1057,14 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	d->ti = ti;
 	d->type = t.type;
 	d->table_conf = t.dg;
-	d->conf_pending = true;
 	/*
 	 * The xarray's lock nests inside dg->lock, which end_io takes in
 	 * interrupt context: it must never be taken with interrupts on.
 	 */
 	xa_init_flags(&d->groups, XA_FLAGS_LOCK_IRQ);
-	r = ioband_join(d, &t);
+	r = ioband_join(d, &t, &error);
 	if (r) {
-		ti->error = "cannot set up groups";
+		ti->error = error;
 		goto bad_dg;
 	}
 	kvfree(t.groups);
@@ -986,6 +1118,53 @@ static void ioband_presuspend_undo(struct dm_target *ti)
 	ioband_kick(d->dg);
 }
 
+/*
+ * A table about to be resumed for the first time: the device group may
+ * have changed since it was loaded (a message, another device's table).
+ */
+static int ioband_preresume(struct dm_target *ti)
+{
+	struct ioband_device *d = ti->private;
+	struct mapped_device *md = dm_table_get_md(ti->table);
+	struct ioband_dg *dg = d->dg;
+	char *error;
+	int r = 0;
+
+	mutex_lock(&dg->conf_lock);
+	if (!d->live)
+		r = ioband_may_go_live(dg, md, &d->table_conf,
+				       ioband_device_min_sum(d), &error);
+	mutex_unlock(&dg->conf_lock);
+	if (r)
+		DMERR("%s: table not resumed: %s", dm_device_name(md), error);
+	return r;
+}
+
+/*
+ * @d's groups join the scheduler.  A device alone in its device group
+ * brings its table's settings; else they are the group's already
+ * (ioband_may_go_live()).  conf_lock and lock held.
+ */
+static void ioband_go_live(struct ioband_device *d)
+{
+	struct ioband_dg *dg = d->dg;
+	struct ioband_group *g;
+	unsigned long idx;
+
+	lockdep_assert_held(&dg->conf_lock);
+	lockdep_assert_held(&dg->lock);
+	if (!ioband_dg_shared(dg, dm_table_get_md(d->ti->table))) {
+		/* a table line has no carryover: keep the one in force */
+		d->table_conf.carryover = dg->sched.conf.carryover;
+		ioband_dg_set_conf(dg, &d->table_conf);
+	}
+	ioband_entity_join(&dg->sched, &d->def.ent);
+	xa_for_each(&d->groups, idx, g)
+		ioband_entity_join(&dg->sched, &g->ent);
+	list_add_tail(&d->dg_node, &dg->devices);
+	d->live = true;
+}
+
 static void ioband_resume(struct dm_target *ti)
 {
 	struct ioband_device *d = ti->private;
@@ -994,12 +1173,8 @@ static void ioband_resume(struct dm_target *ti)
 	mutex_lock(&dg->conf_lock);
 	spin_lock_irq(&dg->lock);
 	d->passthrough = false;
-	if (d->conf_pending) {
-		/* a table line has no carryover: keep the one in force */
-		d->table_conf.carryover = dg->sched.conf.carryover;
-		ioband_dg_set_conf(dg, &d->table_conf);
-		d->conf_pending = false;
-	}
+	if (!d->live)
+		ioband_go_live(d);
 	spin_unlock_irq(&dg->lock);
 	mutex_unlock(&dg->conf_lock);
 	ioband_kick(dg);
@@ -1012,22 +1187,6 @@ static struct ioband_group *ioband_find_group(struct ioband_device *d, s64 id)
 	if (id == IOBAND_DEFAULT_GROUP)
 		return &d->def;
 	return xa_load(&d->groups, id);
-}
-
-/* The minimum bandwidths of every group of @dg, in KB/s.  dg->lock held. */
-static u64 ioband_dg_min_sum(struct ioband_dg *dg)
-{
-	struct ioband_device *d;
-	struct ioband_group *g;
-	unsigned long idx;
-	u64 sum = 0;
-
-	list_for_each_entry(d, &dg->devices, dg_node) {
-		sum += d->def.ent.min_kbps;
-		xa_for_each(&d->groups, idx, g)
-			sum += g->ent.min_kbps;
-	}
-	return sum;
 }
 
 /* "weight" and "range-bw": a group's share or its bandwidth range. */
@@ -1048,7 +1207,7 @@ static int ioband_msg_group(struct ioband_device *d,
 		ioband_entity_set_weight(&dg->sched, &g->ent, conf->weight);
 	} else {
 		r = ioband_check_min_sum(&dg->sched.conf,
-					 ioband_dg_min_sum(dg) -
+					 ioband_dg_min_sum(dg, NULL) -
 					 g->ent.min_kbps + conf->min_kbps,
 					 error);
 		if (!r)
@@ -1074,7 +1233,7 @@ static int ioband_msg_attach(struct ioband_device *d, s64 id,
 		return -EEXIST;
 	}
 	if (d->nr_groups >= IOBAND_MAX_GROUPS) {
-		*error = "too many groups";
+		*error = "too many groups (at most 65536)";
 		return -ENOSPC;
 	}
 	r = ioband_dg_reserve(d->dg, 1);
@@ -1120,7 +1279,7 @@ static int ioband_msg_setting(struct ioband_device *d,
 	if (ioband_dg_conf_update(&conf, msg, error))
 		return -EINVAL;
 	spin_lock_irq(&dg->lock);
-	r = ioband_check_min_sum(&conf, ioband_dg_min_sum(dg), error);
+	r = ioband_check_min_sum(&conf, ioband_dg_min_sum(dg, NULL), error);
 	if (!r)
 		ioband_dg_set_conf(dg, &conf);
 	spin_unlock_irq(&dg->lock);
@@ -1217,7 +1376,8 @@ static void ioband_emit_group_conf(enum ioband_policy policy,
 static void ioband_emit_table(struct ioband_device *d, char *result,
 			      unsigned int maxlen, unsigned int *sz_out)
 {
-	const struct ioband_dg_conf *c = &d->dg->sched.conf;
+	const struct ioband_dg_conf *c = d->live ? &d->dg->sched.conf :
+						   &d->table_conf;
 	struct ioband_group *g;
 	unsigned int sz = *sz_out;
 	unsigned long idx;
@@ -1289,6 +1449,7 @@ static struct target_type ioband_target = {
 	.end_io = ioband_end_io,
 	.presuspend = ioband_presuspend,
 	.presuspend_undo = ioband_presuspend_undo,
+	.preresume = ioband_preresume,
 	.resume = ioband_resume,
 	.status = ioband_status,
 	.message = ioband_message,

@@ -135,6 +135,7 @@ int ioband_check_min_sum(const struct ioband_dg_conf *conf, u64 sum_kbps,
  */
 struct ioband_entity {
 	u64 vtime;		/* virtual time the group has been served to */
+	u64 vtime_epoch;	/* ioband_sched_epoch() when vtime was last set */
 	u64 inv_weight;		/* IOBAND_VSCALE / weight */
 	u32 weight;
 	u32 nr_queued;		/* bios held for this group */
@@ -156,6 +157,7 @@ struct ioband_entity {
 struct ioband_sched {
 	struct ioband_dg_conf conf;
 	u64 vclock;		/* the device group's virtual clock */
+	u64 vclock_wraps;	/* times vclock has wrapped past 2^64 */
 	u64 window;		/* how far past the clock a group may run */
 	u64 window_weight;	/* the active weight window was shared by */
 	u64 base_window;	/* the least window: total weight's share */
@@ -174,6 +176,17 @@ struct ioband_sched {
 
 #define IOBAND_VSCALE	4294967296ULL
 
+/*
+ * The clock's epoch: how many eighths of 2^64 it has run since the device
+ * group began.  A group whose virtual time was last set two or more epochs
+ * ago is behind the clock by more than 2^61, whatever the difference of
+ * the two 64-bit times says; see "Virtual time" in drivers/md/dm-ioband.c.
+ */
+static inline u64 ioband_sched_epoch(const struct ioband_sched *s)
+{
+	return s->vclock_wraps << 3 | s->vclock >> 61;
+}
+
 void ioband_sched_init(struct ioband_sched *s, const struct ioband_dg_conf *c,
 		       struct ioband_entity **heap, u32 heap_cap);
 void ioband_sched_set_conf(struct ioband_sched *s,
@@ -181,6 +194,8 @@ void ioband_sched_set_conf(struct ioband_sched *s,
 struct ioband_entity **ioband_sched_swap_heap(struct ioband_sched *s,
 					      struct ioband_entity **heap,
 					      u32 heap_cap);
+void ioband_entity_prepare(struct ioband_entity *e, u32 weight);
+void ioband_entity_join(struct ioband_sched *s, struct ioband_entity *e);
 void ioband_entity_init(struct ioband_sched *s, struct ioband_entity *e,
 			u32 weight);
 void ioband_entity_set_weight(struct ioband_sched *s, struct ioband_entity *e,
@@ -217,7 +232,7 @@ static inline bool ioband_sched_needs_clock(const struct ioband_sched *s,
 }
 
 void ioband_sched_dispatch(struct ioband_sched *s, struct ioband_entity *e,
-			   u32 cost, bool held);
+			   u32 cost, bool held, bool bypass);
 bool ioband_sched_start(struct ioband_sched *s, struct ioband_entity *e,
 			u32 cost, bool bypass, u64 now);
 struct ioband_entity *ioband_sched_next(struct ioband_sched *s, u64 now,

@@ -84,7 +84,7 @@ static void release_allowed(struct model *m)
 	while ((e = ioband_sched_next(&m->s, m->now * 1000, &wake_at))) {
 		struct io *io = oldest(m, IO_HELD, e - m->ent);
 
-		ioband_sched_dispatch(&m->s, e, io->cost, true);
+		ioband_sched_dispatch(&m->s, e, io->cost, true, false);
 		device_submit(m, io);
 	}
 	if (wake_at)

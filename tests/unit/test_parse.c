@@ -268,6 +268,50 @@ static void group_ids(void)
 	      "policy name");
 }
 
+/*
+ * One limit for the table and for attach: 65536 groups besides the
+ * default group, with or without a ':<default>' argument (a line without
+ * one took 65537), and duplicates found among that many.
+ */
+static int table_of(u32 nr, bool with_default, s64 dup)
+{
+	static struct ioband_group_conf groups[IOBAND_MAX_GROUPS + 2];
+	static char specs[IOBAND_MAX_GROUPS + 2][24];
+	static char *argv[IOBAND_MAX_GROUPS + 8];
+	static const char *const head[] = {
+		"dg", "0", "0", "cgroup", "weight", "0",
+	};
+	struct ioband_table t = { .groups = groups };
+	unsigned int argc = 0;
+	char *err;
+	u32 i;
+
+	for (i = 0; i < ARRAY_SIZE(head); i++)
+		argv[argc++] = (char *)head[i];
+	if (with_default)
+		argv[argc++] = ":100";
+	for (i = 0; i < nr; i++) {
+		/* in descending order, so the parser's sort has work to do */
+		snprintf(specs[i], sizeof(specs[i]), "%llu:100",
+			 (unsigned long long)(i == nr - 1 && dup ? dup : nr - i));
+		argv[argc++] = specs[i];
+	}
+	return ioband_parse_table(argc, argv, &t, &err);
+}
+
+static void table_group_limit(void)
+{
+	CHECK(!table_of(IOBAND_MAX_GROUPS, false, 0), "65536 groups refused");
+	CHECK(!table_of(IOBAND_MAX_GROUPS, true, 0),
+	      "65536 groups and ':100' refused");
+	CHECK(table_of(IOBAND_MAX_GROUPS + 1, false, 0),
+	      "65537 groups accepted without a default");
+	CHECK(table_of(IOBAND_MAX_GROUPS + 1, true, 0),
+	      "65537 groups accepted with a default");
+	CHECK(table_of(IOBAND_MAX_GROUPS, false, 12345),
+	      "a duplicate among 65536 groups accepted");
+}
+
 void parse_tests(void)
 {
 	RUN(table_ancestor_example);
@@ -278,4 +322,5 @@ void parse_tests(void)
 	RUN(messages_bad);
 	RUN(conf_update);
 	RUN(group_ids);
+	RUN(table_group_limit);
 }

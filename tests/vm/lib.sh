@@ -33,6 +33,8 @@
 #                             enabled along the way; print its directory
 #   cg_run PATH CMD...        run CMD inside cgroup PATH
 #   report KEY VALUE          record a measurement (@@DATA KEY VALUE)
+#   fio_verify_args           fio options verifying with a pattern of this
+#                             run's own (see below)
 #   log MSG                   print MSG with the test's elapsed seconds
 
 CG_ROOT=/sys/fs/cgroup
@@ -227,4 +229,20 @@ dev_t_of() {
 
 report() {
 	echo "@@DATA $1 $2"
+}
+
+# fio's verify options for one run: every block holds a pattern made of a
+# number new to this run and the block's offset.  fio 3.33's crc32c verify
+# passes a block that still holds an earlier run's data for the same offset
+# (its header is self-consistent, and the seed is not checked), so a write
+# lost on a re-run over the same region went unseen; with a pattern of its
+# own, the old data fails ("bad pattern block offset").  Use it unquoted:
+#     fio ... $(fio_verify_args) --verify_fatal=1
+fio_verify_args() {
+	local n
+	n=$(( $(cat "$_LIB_STATE/fio-runs" 2>/dev/null || echo 0) + 1 ))
+	echo "$n" >"$_LIB_STATE/fio-runs"
+	# the clock's nanoseconds keep concurrent callers apart
+	printf -- '--verify=pattern --verify_pattern=0x%08x%04x%%o\n' \
+		$(( $(date +%s%N) & 0xffffffff )) $((n & 0xffff))
 }

@@ -747,9 +747,35 @@ static bool dry_run;
  * Create ioband device @name over @device from @o (the create command and
  * apply).  @what prefixes the messages.  EX_OK or an exit code (printed).
  */
+/*
+ * A live device of device group @dg, whose settings a new device must
+ * share (the kernel refuses others), in @member; member->name is empty if
+ * the group has none yet.  EX_OK or an exit code (printed).
+ */
+static int dg_settings(const char *dg, struct dev_state *member)
+{
+	struct dev_state *v;
+	size_t n, i;
+	int rc;
+
+	rc = all_ioband(&v, &n);
+	if (rc)
+		return rc;
+	for (i = 0; i < n; i++) {
+		if (!strcmp(v[i].t.dg, dg) && !v[i].info.suspended) {
+			*member = v[i];
+			v[i] = v[--n];
+			break;
+		}
+	}
+	all_free(v, n);
+	return EX_OK;
+}
+
 static int do_create(const char *name, const char *device, const struct setup_opts *o,
 		     const char *what)
 {
+	struct dev_state member;
 	struct ioband_table t = { 0 };
 	struct dm_target_line line;
 	struct stat sb;
@@ -761,7 +787,12 @@ static int do_create(const char *name, const char *device, const struct setup_op
 	if (rc)
 		return rc;
 	snprintf(devstr, sizeof(devstr), "%u:%u", major(sb.st_rdev), minor(sb.st_rdev));
-	rc = build_table(o, devstr, name, NULL, &t);
+	memset(&member, 0, sizeof(member));
+	rc = dry_run ? EX_OK : dg_settings(o->dg ? o->dg : name, &member);
+	if (rc)
+		return rc;
+	rc = build_table(o, devstr, name, member.name[0] ? &member.t : NULL, &t);
+	dev_state_free(&member);
 	if (rc)
 		return rc;
 	if (dry_run) {

@@ -924,6 +924,7 @@ int opts_to_table(const struct setup_opts *o, const char *device, const char *de
 	t->token_base = o->token_base >= 0 ? o->token_base : cur ? cur->token_base : 0;
 	if (!t->token_base)
 		t->token_base = 256;
+	t->bandwidth = cur ? cur->bandwidth : 0;
 	if (t->io_throttle > t->io_limit) {
 		ERR("io-throttle %u must not exceed io-limit %u", t->io_throttle, t->io_limit);
 		return -1;

@@ -27,14 +27,15 @@ wait_held() {
 start_writers() {
 	fio --name=w --filename="$dev" --rw=randwrite --bs=4k --size=256k \
 		--offset_increment=1m --numjobs=4 --direct=1 --ioengine=psync \
-		--verify=crc32c --gid=2000 --group_reporting \
+		$(fio_verify_args) --verify_fatal=1 --gid=2000 --group_reporting \
 		>"$TESTDIR/fio.out" 2>&1 &
 	writers=$!
 }
 finish_writers() {
 	wait "$writers" || fail "fio failed after $1: $(tail -n 5 "$TESTDIR/fio.out")"
-	grep -q "verify" "$TESTDIR/fio.out" && grep -qi "bad\|error" "$TESTDIR/fio.out" &&
-		fail "verify errors after $1"
+	grep -q "issued rwts" "$TESTDIR/fio.out" || fail "fio did not run after $1"
+	grep -Eqi "bad pattern|bad magic|verify failed" "$TESTDIR/fio.out" &&
+		fail "verify errors after $1: $(grep -Ei -m3 'bad|verify' "$TESTDIR/fio.out")"
 	log "writers verified their data after $1"
 }
 

@@ -19,7 +19,7 @@ n=0
 for c in a b c; do
 	cg_run "integ-$c" fio --name="$c" --filename="$dev" --rw=randwrite \
 		--bs=4k --size=8m --offset=$((n * 64))m --offset_increment=16m \
-		--numjobs=2 --direct=1 --ioengine=psync --verify=crc32c \
+		--numjobs=2 --direct=1 --ioengine=psync $(fio_verify_args) \
 		--verify_fatal=1 --group_reporting >"$TESTDIR/fio-$c.out" 2>&1 &
 	eval "pid_$c=$!"
 	n=$((n + 1))

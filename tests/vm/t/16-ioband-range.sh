@@ -48,7 +48,7 @@ assert_eq "$(dmsetup table rng | cut -d' ' -f11-)" ":0:0 $R:0:400 $W:0:600" "tab
 # Policy switches under a verifying writer: nothing lost.
 cg_run rng-w fio --name=v --filename="$dev" --rw=randwrite --bs=4k --size=8m \
 	--offset=64m --numjobs=2 --offset_increment=16m --direct=1 \
-	--ioengine=psync --verify=crc32c --verify_fatal=1 \
+	--ioengine=psync $(fio_verify_args) --verify_fatal=1 \
 	>"$TESTDIR/verify.out" 2>&1 &
 writer=$!
 n=0

@@ -78,7 +78,7 @@ wait_sleeper() {
 start_fio() {
 	cg_run bp-w fio --name=bp --filename="$dev" --rw=write --bs=256k \
 		--size="$1" --iodepth=32 --ioengine=libaio --direct=1 --thread \
-		--verify=crc32c --verify_fatal=1 >"$TESTDIR/fio.out" 2>&1 &
+		$(fio_verify_args) --verify_fatal=1 >"$TESTDIR/fio.out" 2>&1 &
 	fio_pid=$!
 }
 

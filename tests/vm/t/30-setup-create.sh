@@ -232,4 +232,18 @@ modprobe dm-ioband 2>/dev/null || { insmod /lib/modules/$(uname -r)/extra/dm-iob
 	insmod /lib/modules/$(uname -r)/extra/dm-ioband.ko; } || fail "cannot load the modules again"
 expect 0 ioband-setup create good "$nb3"
 expect 0 ioband-setup remove good
+# ---- a second device of a device group takes the group's settings ------------------
+half=$(($(blockdev --getsz "$nb3") / 2))
+h1=$(dm_create sh1 "0 $half linear $nb3 0")
+h2=$(dm_create sh2 "0 $half linear $nb3 $half")
+expect 0 ioband-setup create m1 "$h1" -d shared
+on_exit "ioband-setup remove m2 >/dev/null 2>&1; ioband-setup remove m1 >/dev/null 2>&1"
+dmsetup message m1 0 io_limit 8 || fail "io_limit message"
+expect 0 ioband-setup create m2 "$h2" -d shared
+assert_eq "$(dmsetup table m2 | cut -d' ' -f7)" 8 "the new member's io_limit"
+expect 0 ioband-setup remove m2
+expect 1 ioband-setup create m2 "$h2" -d shared --io-limit 16
+contains "io_limit differs from the device group's: change it by message"
+gone m2
+expect 0 ioband-setup remove m1
 log "create, list, show, remove and help as documented"

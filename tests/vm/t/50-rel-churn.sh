@@ -15,7 +15,7 @@ dev=$(dm_create churn "0 $sz ioband $nb churndg 0 4 user weight 2 :100 0:100")
 # A writer (uid 0, so in group 0) that verifies, until the churn ends.
 rel_loop_start w timeout 180 fio --name=churn --filename="$dev" --rw=randwrite \
 	--bs=4k --size=2m --numjobs=2 --offset_increment=8m --direct=1 \
-	--ioengine=psync --verify=crc32c --verify_fatal=1 --group_reporting
+	--ioengine=psync --verify_fatal=1 --group_reporting
 
 # --- 10,000 groups attached, weighted and detached by message -----------------------
 # Ids never used before; about 50 attached at any time.  One dmmsg process
@@ -64,7 +64,7 @@ cgid=$(stat -c %i "$cgd")
 cg_create churn-other >/dev/null
 held=$(dm_create held "0 $(blockdev --getsz "$slow") ioband $slow churndg2 0 1 cgroup weight 1 :100 $cgid:100")
 cg_run churn-gone fio --name=gone --filename="$held" --rw=randwrite --bs=4k --size=128k \
-	--numjobs=4 --offset_increment=1m --direct=1 --ioengine=psync --verify=crc32c \
+	--numjobs=4 --offset_increment=1m --direct=1 --ioengine=psync $(fio_verify_args) \
 	--verify_fatal=1 --group_reporting >"$TESTDIR/gone.out" 2>&1 &
 gpid=$!
 rel_wait_held held 3 $gpid
@@ -84,7 +84,7 @@ dmsetup load held --table "0 $(blockdev --getsz "$slow") ioband $slow churndg2 0
 	dmsetup suspend held && dmsetup resume held || fail "user table"
 chmod 666 "$held"	# fio opens it as uid 4242
 fio --name=uid --filename="$held" --rw=randwrite --bs=4k --size=128k --numjobs=4 \
-	--offset_increment=1m --direct=1 --ioengine=psync --verify=crc32c \
+	--offset_increment=1m --direct=1 --ioengine=psync $(fio_verify_args) \
 	--verify_fatal=1 --uid=4242 --group_reporting >"$TESTDIR/uid.out" 2>&1 &
 upid=$!
 rel_wait_held held 3 $upid

@@ -34,7 +34,7 @@ for c in a b c; do
 	rel_loop_start $c cg_run "storm-$c" timeout 180 fio --name="$c" \
 		--filename="$dev" --rw=randwrite --bs=4k --size=2m \
 		--offset=$((n * 64))m --offset_increment=16m --numjobs=2 \
-		--direct=1 --ioengine=psync --verify=crc32c --verify_fatal=1 \
+		--direct=1 --ioengine=psync --verify_fatal=1 \
 		--group_reporting
 	n=$((n + 1))
 done

@@ -27,7 +27,7 @@ d1=$(dm_create smpb "0 $sz ioband $nb1 smpdg 0 8 cgroup weight 4 :100 $groups")
 for c in 0 1 2 3; do
 	rel_loop_start w$c cg_run "smp-$c" timeout 180 fio \
 		--rw=randwrite --bs=4k --size=1m --offset=$((c * 16))m \
-		--direct=1 --ioengine=psync --verify=crc32c --verify_fatal=1 \
+		--direct=1 --ioengine=psync --verify_fatal=1 \
 		--cpus_allowed=$c --group_reporting \
 		--name=a$c --filename="$d0" --name=b$c --filename="$d1"
 done
