@@ -23,19 +23,14 @@ logd=$(nullb_create wolog 256 "" "" 1)
 rep=$(nullb_create worep 48 "" "" 1)
 scr=$(nullb_create woscr 48 "" "" 1)
 sz=$(blockdev --getsz "$data")
-ids=()
-cgs=(a b c)
-for c in "${cgs[@]}"; do
-	cg_create "wo-$c" >/dev/null
-	ids+=("$(stat -c %i /sys/fs/cgroup/wo-$c)")
-done
+weights=$(crash_cgroups wo)
 
 # The log starts from the file system as mkfs left it, on the replay
 # device as well.
 mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$data" || fail "mkfs.ext4"
 dd if="$data" of="$rep" bs=1M iflag=direct oflag=direct status=none || fail "copy to the replay device"
 lw=$(dm_create wolw "0 $sz log-writes $data $logd")
-dev=$(dm_create wo "0 $sz ioband $lw wodg 1 2 cgroup weight 0 :100 ${ids[0]}:400 ${ids[1]}:200 ${ids[2]}:100")
+dev=$(dm_create wo "0 $sz ioband $lw wodg 1 2 cgroup weight 0 :100 $weights")
 assert_eq "$(cat /sys/block/$(basename "$dev")/queue/write_cache)" "write back" \
 	"write cache announced by ioband over log-writes"
 
