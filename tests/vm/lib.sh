@@ -11,13 +11,24 @@
 #   expect_fail CMD...        run CMD, fail if it succeeds
 #   require CMD...            skip unless each CMD is on PATH
 #   on_exit CMD               run the shell command CMD when the test exits
-#   nullb_create NAME SIZE_MB [COMPLETION_NSEC] [QUEUE_DEPTH] [MEMORY_BACKED]
+#   nullb_create NAME SIZE_MB [COMPLETION_NSEC] [QUEUE_DEPTH] [MEMORY_BACKED] [CACHE_MB]
 #                             make a null_blk device through configfs, print
-#                             its /dev path (removed at exit)
+#                             its /dev path (removed at exit); CACHE_MB (with
+#                             MEMORY_BACKED 1) gives it a volatile write cache
+#                             of that size, which a power off drops
 #   iobm_create NAME SIZE_MB PROFILE [ATTR=VALUE...]
 #                             make a model device (tests/modeldev) with that
 #                             profile, then each ATTR set; print its /dev
 #                             path (removed at exit)
+#   nullb_power NAME 0|1      power a null_blk device off (dropping its write
+#                             cache) or on; on, print its /dev path (the
+#                             name may change on power on)
+#   trace_start EVENT...      clear the trace and record EVENTs (system/name,
+#                             e.g. block/block_rq_issue); restored at exit
+#   trace_stop                stop recording; the trace stays in
+#                             /sys/kernel/tracing/trace
+#   dev_t_of DEV              "MAJOR,MINOR" of block device DEV, as trace
+#                             lines print it
 #   dm_create NAME TABLE      dmsetup create NAME from TABLE, print /dev/dm-N
 #                             (removed at exit)
 #   dm_node NAME              print /dev/dm-N of device-mapper device NAME and
@@ -109,8 +120,8 @@ _lib_wait_path() {
 }
 
 nullb_create() {
-	local name=$1 size=$2 nsec=${3:-} qd=${4:-} mem=${5:-0} d idx dev
-	[ -n "$name" ] && [ -n "$size" ] || fail "usage: nullb_create NAME SIZE_MB [NSEC] [QD] [MEM]"
+	local name=$1 size=$2 nsec=${3:-} qd=${4:-} mem=${5:-0} cache=${6:-} d
+	[ -n "$name" ] && [ -n "$size" ] || fail "usage: nullb_create NAME SIZE_MB [NSEC] [QD] [MEM] [CACHE_MB]"
 	if [ ! -d $NULLB_CFS ]; then
 		modprobe -q null_blk nr_devices=0 2>/dev/null
 		[ -d $NULLB_CFS ] || fail "null_blk configfs not available"
@@ -132,16 +143,22 @@ nullb_create() {
 	for kv in ${NULLB_ATTRS:-}; do
 		echo "${kv#*=}" >"$d/${kv%%=*}" || fail "nullb_create: $kv"
 	done
-	echo 1 >"$d/power" || fail "nullb_create: power on"
-	idx=$(cat "$d/index")
+	[ -n "$cache" ] && { echo "$cache" >"$d/cache_size" || fail "nullb_create: cache_size"; }
+	nullb_power "$name" 1
+}
+
+nullb_power() {
+	local name=$1 d=$NULLB_CFS/$1 dev
+	echo "$2" >"$d/power" || fail "nullb_power: power $2"
+	[ "$2" = 1 ] || return 0
 	# Newer kernels name the disk after the configfs directory, older ones
-	# nullb<index>.
+	# nullb<index>; the index is given anew at each power on.
 	if [ -e "/sys/block/$name" ]; then
 		dev=/dev/$name
 	else
-		dev=/dev/nullb$idx
+		dev=/dev/nullb$(cat "$d/index")
 	fi
-	_lib_wait_path "$dev" || fail "nullb_create: $dev did not appear"
+	_lib_wait_path "$dev" || fail "nullb_power: $dev did not appear"
 	echo "$dev"
 }
 
@@ -223,6 +240,33 @@ cg_run() {
 usecs() {
 	local t=$EPOCHREALTIME
 	REPLY=$(( ${t%.*} * 1000000 + 10#${t#*.} ))
+}
+
+TRACEFS=/sys/kernel/tracing
+trace_start() {
+	local e
+	[ -e $TRACEFS/trace ] || mount -t tracefs nodev $TRACEFS 2>/dev/null
+	[ -e $TRACEFS/trace ] || fail "no tracefs"
+	on_exit "echo $(cat $TRACEFS/tracing_on) > $TRACEFS/tracing_on; echo > $TRACEFS/trace"
+	echo 0 >$TRACEFS/tracing_on
+	echo >$TRACEFS/trace
+	for e in "$@"; do
+		[ -e "$TRACEFS/events/$e/enable" ] || fail "no trace event $e"
+		echo 1 >"$TRACEFS/events/$e/enable"
+		on_exit "echo 0 > $TRACEFS/events/$e/enable"
+	done
+	echo 1 >$TRACEFS/tracing_on
+}
+
+trace_stop() {
+	echo 0 >$TRACEFS/tracing_on
+}
+
+dev_t_of() {
+	local n
+	n=$(stat -L -c '%t %T' "$1") || fail "dev_t_of: no device $1"
+	set -- $n
+	echo "$((16#$1)),$((16#$2))"
 }
 
 report() {

@@ -1,11 +1,13 @@
 #!/bin/bash
 # Flushes, FUA writes, discards and write-zeroes pass through ioband and do
 # what they should below; discards and write-zeroes count as writes, empty
-# flushes are not counted.
+# flushes are not counted.  The device below has a volatile write cache, so
+# flushes and FUA writes reach ioband (the block layer strips them above a
+# device without one) and must be seen below it.
 # timeout: 200
 . /tests/lib.sh
 
-nb=$(nullb_create sp0 64 "" "" 1)
+nb=$(nullb_create sp0 64 "" "" 1 16)
 echo 0 >/sys/kernel/config/nullb/sp0/power
 echo 1 >/sys/kernel/config/nullb/sp0/discard || fail "null_blk discard"
 echo 1 >/sys/kernel/config/nullb/sp0/power
@@ -31,11 +33,36 @@ blkdiscard -z -o $((2 << 20)) -l $((1 << 20)) "$dev" || fail "blkdiscard -z thro
 assert_eq "$(dd if="$nb" bs=1M skip=2 count=1 iflag=direct status=none | sha256sum)" "$zeros" \
 	"zeroed range below ioband"
 
-# Flush and FUA: fsync and O_SYNC writes complete and land.
+# Flush and FUA: the cache is announced up through ioband, fsync and O_SYNC
+# writes complete and land, and each flush and FUA write sent to ioband
+# reaches the device below as one.
+wc_of() { cat "/sys/block/$(basename "$1")/queue/write_cache"; }
+assert_eq "$(wc_of "$nb")" "write back" "null_blk's write cache"
+assert_eq "$(wc_of "$dev")" "write back" "write cache announced by ioband"
 dmsetup message sp 0 reset
 head -c $((256 << 10)) /dev/urandom >"$TESTDIR/p"
+trace_start block/block_bio_queue block/block_rq_issue
 dd if="$TESTDIR/p" of="$dev" bs=4k seek=1024 oflag=direct,sync conv=fsync status=none ||
 	fail "O_SYNC writes with fsync"
+trace_stop
+# rwbs: a leading F is a flush (REQ_PREFLUSH), an F after the W is FUA
+rwbs_count() { # DEV EVENT REGEX
+	awk -v d="$(dev_t_of "$1")" -v ev="$2:" -v re="$3" '
+		{ for (i = 1; i < NF; i++) if ($i == ev && $(i + 1) == d) {
+			if ($(i + 2) ~ re) n++
+			break } }
+		END { print n + 0 }' $TRACEFS/trace
+}
+flush_up=$(rwbs_count "$dev" block_bio_queue '^F')
+fua_up=$(rwbs_count "$dev" block_bio_queue '^F?W.*F')
+flush_down=$(rwbs_count "$nb" block_rq_issue '^F')
+fua_down=$(rwbs_count "$nb" block_rq_issue '^F?W.*F')
+log "flushes: $flush_up sent to ioband, $flush_down issued below; FUA writes: $fua_up, $fua_down"
+# dd waits for each write and each flush, so none can be merged below
+[ "$fua_up" -ge 64 ] || fail "only $fua_up FUA writes reached ioband: is the cache announced?"
+[ "$flush_up" -ge 1 ] || fail "no flush reached ioband (fsync)"
+assert_eq "$fua_down" "$fua_up" "FUA writes issued below"
+assert_eq "$flush_down" "$flush_up" "flushes issued below"
 assert_eq "$(dd if="$nb" bs=4k skip=1024 count=64 iflag=direct status=none | sha256sum)" \
 	"$(sha256sum <"$TESTDIR/p")" "FUA data below ioband"
 set -- $(dmsetup status sp)

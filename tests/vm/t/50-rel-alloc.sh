@@ -3,8 +3,11 @@
 # dmsetup's own calls (table loads with groups, device creation, attach
 # messages) while a writer verifies its data through ioband: each call
 # either works or fails with an error, and the device is then in the state
-# that outcome says.  fail_make_request then fails bios below ioband while
-# bios are held: every submitter gets EIO, ioband counts each bio once.
+# that outcome says; ioband counts as many bios as fio issued and the
+# device below completed.  fail_make_request then fails bios below ioband
+# while bios are held: every submitter gets EIO, ioband counts each bio
+# once (the device below never sees the failed ones: not compared there).
+# Each bio ioband held it released once.
 # kmemleak finds nothing of ours afterwards.
 # timeout: 500
 # append: kmemleak=on
@@ -26,6 +29,9 @@ table() { # groups from $1, $2 of them
 		print "" }'
 }
 dev=$(dm_create alloc "$(table 1000 10)")
+rel_below_prepare "$nb"
+below0=$(rel_below_ios "$nb")
+rel_trace_start
 live=$(dmsetup table alloc)
 
 # failslab for the tasks that ask for it (task-filter), no console noise
@@ -88,6 +94,9 @@ log "failslab: $ok calls worked, $failed failed cleanly"
 rel_loop_stop w
 set -- "$LOOP_RUNS" "$LOOP_IOS"
 bios=$2
+counted=$(($(rel_sum alloc 1) + $(rel_sum alloc 4)))
+assert_eq "$counted" "$bios" "bios counted by ioband vs issued by fio"
+assert_eq "$(($(rel_below_ios "$nb") - below0))" "$bios" "I/Os completed below ioband vs issued by fio"
 
 # --- fail_make_request below ioband, with bios held -----------------------------
 slow=$(nullb_create alloc1 64 2000000 1 1)
@@ -120,7 +129,10 @@ assert_eq "$(rel_sum fmr 4)" "$want" "bios counted by ioband vs issued"
 dd if=/dev/zero of="$fdev" bs=4k count=8 oflag=direct status=none || fail "write after the faults"
 log "fail_make_request: 4 submitters ended with EIO, $want bios counted once each"
 
+holds=$(rel_trace_balance)
+log "$holds bios held and released once each"
 rel_kmemleak_check
+report holds "$holds"
 report calls_ok "$ok"
 report calls_failed "$failed"
 report bios $((bios + want))

@@ -4,7 +4,10 @@
 # 1,000 operations: weights, detach/attach, policy and type switches, token,
 # io_limit, io_throttle, carryover, ranges, reset (messages, in batches
 # through dmmsg), suspend/resume and table reloads with other weights
-# (dmsetup).  No verify error, every fio ends in time, the device works.
+# (dmsetup).  No verify error, every fio ends in time, the device works,
+# the device below completed exactly the I/Os fio issued (ioband's own
+# counts are reset by the storm and lose detached groups), and each bio
+# ioband held it released once.
 # timeout: 400
 . /tests/lib.sh
 . /tests/t/rel.inc
@@ -20,6 +23,9 @@ done
 A=${ids[0]} B=${ids[1]} C=${ids[2]}
 table() { echo "0 $sz ioband $nb stormdg 0 8 cgroup weight 2 :$1 $A:$2 $B:$3 $C:$4"; }
 dev=$(dm_create storm "$(table 100 400 200 100)")
+rel_below_prepare "$nb"
+below0=$(rel_below_ios "$nb")
+rel_trace_start
 
 # Each cgroup runs fio again and again until the storm ends; every run
 # verifies what it wrote.
@@ -99,10 +105,14 @@ for c in a b c; do
 done
 [ "$ops" -ge "$OPS" ] || fail "only $ops operations"
 [ "$held" -gt 0 ] || fail "no bio was ever held: no contention"
+below=$(($(rel_below_ios "$nb") - below0))
+assert_eq "$below" "$bios" "I/Os completed below ioband vs issued by fio"
+holds=$(rel_trace_balance)
 # The device still works and is in the last configuration.
 dd if="$dev" of=/dev/null bs=4k count=16 iflag=direct status=none || fail "read after the storm"
-log "$runs fio runs verified, $bios I/Os, $held held bios seen, $ops operations"
+log "$runs fio runs verified, $bios I/Os (as many completed below), $held held bios seen ($holds traced, each released once), $ops operations"
 report ops "$ops"
 report bios "$bios"
 report fio_runs "$runs"
 report held_seen "$held"
+report holds_traced "$holds"
