@@ -51,7 +51,7 @@ contains "--wait must be 0 to 3600 seconds, not 'x'"
 # ---- first apply: created ------------------------------------------------------------------
 cat >"$tab" <<EOF
 # two halves of one disk, 3:1
-sa-a   $p1   weight=300,device-group=sa-half
+sa-a   $p1   weight=300,device-group=sa-half,io-limit=16
 sa-b   $p2   weight=100,device-group=sa-half,io-limit=16
 # cgroup and user groups; \040 would write a blank
 sa-c   $nb2  type=cgroup,group=sa-web=400,group=default=50,token-base=128,carryover=4
@@ -65,7 +65,8 @@ expect 0 ioband-setup apply "$tab"
 echo "$out"
 contains "sa-a: created /dev/mapper/sa-a over $p1 ($m1), device group sa-half, type none"
 contains "sa-c: created /dev/mapper/sa-c over $nb2 ($mm2), device group sa-c, type cgroup, policy weight, 1 group attached"
-# sa-b's io_limit applies to the whole device group at its resume
+# a device group's settings are its devices' alike: given on each line
+# (a table naming others while one device of the group is live is refused)
 assert_eq "$(tables)" "sa-a: $m1 sa-half 0 16 none weight 256 :300
 sa-b: $m2 sa-half 0 16 none weight 256 :100
 sa-c: $mm2 sa-c 0 128 cgroup weight 128 :50 $idw:400" "tables after the first apply"
@@ -96,7 +97,7 @@ assert_eq "$(tables)" "$before" "tables after putting sa-c back"
 
 # ---- an edited file: only what differs is reloaded ----------------------------------------------
 cat >"$tab" <<EOF
-sa-a   $p1   weight=300,device-group=sa-half
+sa-a   $p1   weight=300,device-group=sa-half,io-limit=16
 sa-b   $p2   weight=200,device-group=sa-half,io-limit=16
 sa-c   $nb2  type=user,group=alice=70,group=0=10,policy=weight-iosize
 EOF
@@ -123,7 +124,7 @@ assert_eq "$(echo "$out" | grep -c 'up to date')" 3 "the edit applied, nothing l
 
 # ---- failing lines do not stop the others --------------------------------------------------
 cat >"$tab" <<EOF
-sa-a   $p2   weight=300,device-group=sa-half
+sa-a   $p2   weight=300,device-group=sa-half,io-limit=16
 sa-b   $p2   weight=250,device-group=sa-half,io-limit=16
 sa-c   $nb2  type=user,group=nobody=5
 sa-d   /dev/nosuch
