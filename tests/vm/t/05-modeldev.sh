@@ -25,7 +25,11 @@ same "$(total mssd max_busy_channels)" 1 "channels busy at once at depth 1"
 reset_stats mssd
 fio_run "$ssd" randread 64k 8 200 >/dev/null
 log "depth 8: max in flight $(total mssd max_in_flight), max busy channels $(total mssd max_busy_channels)"
-same "$(total mssd max_in_flight)" 8 "requests in the device at depth 8"
+# fio keeps up to 8 in the device if the guest's CPU submits fast enough
+# (8 on production; 5 on the debug kernel): bounds, not a count
+inflight=$(total mssd max_in_flight)
+[ "$inflight" -ge 4 ] && [ "$inflight" -le 8 ] ||
+	fail "requests in the device at depth 8: $inflight, want 4 to 8"
 same "$(total mssd max_busy_channels)" "$(attr mssd channels)" "channels busy at once at depth 8"
 same "$(busy_per_req mssd)" "$(model_ns mssd read 64)" "64 KiB read's device time (ns)"
 
