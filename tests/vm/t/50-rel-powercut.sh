@@ -9,6 +9,7 @@
 # comes just after the writers stopped, with no flush after their last
 # fsyncs.  Cycles go on for
 # about 60 s (at least 2: a cycle takes 80 s on the debug kernel).
+# long: yes (a soak of as many cycles as fit in 60 s: 197-300 s a run)
 # timeout: 420
 . /tests/lib.sh
 . /tests/t/rel.inc
