@@ -140,14 +140,15 @@ report setup_top_share_400_100 "$share"
 # top's reports cover all but the moments before its first and after its
 # last sample of what the status counted around it
 [ $((ws + bs)) -le $((sw1 - sw0 + sb1 - sb0)) ] || fail "top counted more than the status: $((ws + bs)) > $((sw1 - sw0 + sb1 - sb0))"
-[ "$share" -gt 50 ] || fail "st-web (weight 400) got ${share}% against st-batch (weight 100)"
 report setup_top_delayed "$delayed"
 # On the debug kernel the guest's CPU, not the 100 us null_blk, is the
 # limit, and nothing need queue at ioband (make check: 0 delayed, shares
-# 51/50 % for 400:100): reported there, checked on production.
+# 51/50 % for 400:100): the share and the delayed bios are reported
+# there, checked on production.
 if [ "$(cat /etc/ioband-vm-kernel)" = debug ]; then
-	log "debug kernel: $delayed delayed bios (not checked: the CPU is the limit)"
+	log "debug kernel: st-web's share ${share}%, $delayed delayed bios (not checked: the CPU is the limit)"
 else
+	[ "$share" -gt 50 ] || fail "st-web (weight 400) got ${share}% against st-batch (weight 100)"
 	[ "$delayed" -gt 0 ] || fail "competing readers, but top saw no delayed bios"
 fi
 log "top as documented"
