@@ -47,7 +47,7 @@ const char *ioband_policy_name(enum ioband_policy policy)
 }
 EXPORT_SYMBOL_GPL(ioband_policy_name);
 
-static int parse_type(const char *s, enum ioband_group_type *type)
+static int ioband_parse_type(const char *s, enum ioband_group_type *type)
 {
 	int i;
 
@@ -65,7 +65,7 @@ static int parse_type(const char *s, enum ioband_group_type *type)
 	return -EINVAL;
 }
 
-static int parse_policy(const char *s, enum ioband_policy *policy)
+static int ioband_parse_policy(const char *s, enum ioband_policy *policy)
 {
 	int i;
 
@@ -84,7 +84,7 @@ static int parse_policy(const char *s, enum ioband_policy *policy)
  * overflow.  *end is set past the last digit so callers can parse the
  * "id:weight" forms.
  */
-static int parse_dec(const char *s, const char **end, u64 max, u64 *val)
+static int ioband_parse_dec(const char *s, const char **end, u64 max, u64 *val)
 {
 	u64 v = 0;
 
@@ -103,19 +103,19 @@ static int parse_dec(const char *s, const char **end, u64 max, u64 *val)
 }
 
 /* A whole argument that is a number in [min, max]. */
-static int parse_u32_arg(const char *s, u32 min, u32 max, u32 *val)
+static int ioband_parse_u32_arg(const char *s, u32 min, u32 max, u32 *val)
 {
 	const char *end;
 	u64 v;
 
-	if (parse_dec(s, &end, max, &v) || *end || v < min)
+	if (ioband_parse_dec(s, &end, max, &v) || *end || v < min)
 		return -EINVAL;
 	*val = v;
 	return 0;
 }
 
 /* A group id: -1 (the default group) or a non-negative number. */
-static int parse_id(const char *s, const char **end, s64 *id)
+static int ioband_parse_id(const char *s, const char **end, s64 *id)
 {
 	u64 v;
 
@@ -126,25 +126,25 @@ static int parse_id(const char *s, const char **end, s64 *id)
 		*id = IOBAND_DEFAULT_GROUP;
 		return 0;
 	}
-	if (parse_dec(s, end, S64_MAX, &v))
+	if (ioband_parse_dec(s, end, S64_MAX, &v))
 		return -EINVAL;
 	*id = v;
 	return 0;
 }
 
-static int parse_weight(const char *s, u32 *weight)
+static int ioband_parse_weight(const char *s, u32 *weight)
 {
-	return parse_u32_arg(s, IOBAND_WEIGHT_MIN, IOBAND_WEIGHT_MAX, weight);
+	return ioband_parse_u32_arg(s, IOBAND_WEIGHT_MIN, IOBAND_WEIGHT_MAX, weight);
 }
 
 /* "min:max" in KB/s; max 0 means no cap. */
-static int parse_range(const char *s, u32 *min, u32 *max, char **error)
+static int ioband_parse_range(const char *s, u32 *min, u32 *max, char **error)
 {
 	const char *end;
 	u64 lo, hi;
 
-	if (parse_dec(s, &end, U32_MAX, &lo) || *end != ':' ||
-	    parse_dec(end + 1, &end, U32_MAX, &hi) || *end) {
+	if (ioband_parse_dec(s, &end, U32_MAX, &lo) || *end != ':' ||
+	    ioband_parse_dec(end + 1, &end, U32_MAX, &hi) || *end) {
 		*error = "range must be <min>:<max> in KB/s";
 		return -EINVAL;
 	}
@@ -161,19 +161,19 @@ static int parse_range(const char *s, u32 *min, u32 *max, char **error)
  * The value part of a group specification, after its "id:": a weight for
  * the weight policies, "min:max" for range-bw.
  */
-static int parse_group_value(enum ioband_policy policy, const char *s,
-			     struct ioband_group_conf *g, char **error)
+static int ioband_parse_group_value(enum ioband_policy policy, const char *s,
+				    struct ioband_group_conf *g, char **error)
 {
 	if (policy == IOBAND_POLICY_RANGE_BW)
-		return parse_range(s, &g->min_kbps, &g->max_kbps, error);
-	if (parse_weight(s, &g->weight)) {
+		return ioband_parse_range(s, &g->min_kbps, &g->max_kbps, error);
+	if (ioband_parse_weight(s, &g->weight)) {
 		*error = "weight must be a number from 1 to 10000";
 		return -EINVAL;
 	}
 	return 0;
 }
 
-static void group_conf_init(struct ioband_group_conf *g, s64 id)
+static void ioband_group_conf_init(struct ioband_group_conf *g, s64 id)
 {
 	g->id = id;
 	g->weight = IOBAND_DEFAULT_WEIGHT;
@@ -224,7 +224,7 @@ void ioband_dg_conf_init(struct ioband_dg_conf *conf)
 }
 EXPORT_SYMBOL_GPL(ioband_dg_conf_init);
 
-static int check_dg_name(const char *s, char *name, char **error)
+static int ioband_check_dg_name(const char *s, char *name, char **error)
 {
 	size_t len = strlen(s);
 	size_t i;
@@ -248,16 +248,16 @@ static int check_dg_name(const char *s, char *name, char **error)
 }
 
 /* 0 stands for the default of a setting, as in the ancestor's tables. */
-static int parse_setting(const char *s, u32 max, u32 def, u32 *val)
+static int ioband_parse_setting(const char *s, u32 max, u32 def, u32 *val)
 {
-	if (parse_u32_arg(s, 0, max, val))
+	if (ioband_parse_u32_arg(s, 0, max, val))
 		return -EINVAL;
 	if (!*val)
 		*val = def;
 	return 0;
 }
 
-static int check_limits(const struct ioband_dg_conf *c, char **error)
+static int ioband_check_limits(const struct ioband_dg_conf *c, char **error)
 {
 	if (c->io_throttle > c->io_limit) {
 		*error = "io_throttle must not exceed io_limit";
@@ -266,8 +266,9 @@ static int check_limits(const struct ioband_dg_conf *c, char **error)
 	return 0;
 }
 
-static int parse_group_spec(const struct ioband_table *t, const char *arg,
-			    struct ioband_group_conf *g, char **error)
+static int ioband_parse_group_spec(const struct ioband_table *t,
+				   const char *arg, struct ioband_group_conf *g,
+				   char **error)
 {
 	const char *end;
 	s64 id;
@@ -276,15 +277,15 @@ static int parse_group_spec(const struct ioband_table *t, const char *arg,
 		*error = "the default group ':' must come first";
 		return -EINVAL;
 	}
-	if (parse_id(arg, &end, &id) || *end != ':' ||
+	if (ioband_parse_id(arg, &end, &id) || *end != ':' ||
 	    id == IOBAND_DEFAULT_GROUP) {
 		*error = "group must be <id>:<value>";
 		return -EINVAL;
 	}
 	if (ioband_check_group_id(t->type, id, error))
 		return -EINVAL;
-	group_conf_init(g, id);
-	return parse_group_value(t->dg.policy, end + 1, g, error);
+	ioband_group_conf_init(g, id);
+	return ioband_parse_group_value(t->dg.policy, end + 1, g, error);
 }
 
 /*
@@ -305,15 +306,15 @@ EXPORT_SYMBOL_GPL(ioband_check_min_sum);
 #define BANDWIDTH_ARG "bandwidth="
 
 /* The table's optional last argument, "bandwidth=<KB/s>" (not the ancestor's). */
-static int parse_bandwidth_arg(unsigned int *argc, char **argv,
-			       struct ioband_table *t, char **error)
+static int ioband_parse_bandwidth_arg(unsigned int *argc, char **argv,
+				      struct ioband_table *t, char **error)
 {
 	const char *arg = argv[*argc - 1];
 
 	if (strncmp(arg, BANDWIDTH_ARG, strlen(BANDWIDTH_ARG)))
 		return 0;
-	if (parse_u32_arg(arg + strlen(BANDWIDTH_ARG), 1, U32_MAX,
-			  &t->dg.bandwidth)) {
+	if (ioband_parse_u32_arg(arg + strlen(BANDWIDTH_ARG), 1, U32_MAX,
+				 &t->dg.bandwidth)) {
 		*error = "bandwidth must be a number of KB/s from 1 to 4294967295";
 		return -EINVAL;
 	}
@@ -321,7 +322,7 @@ static int parse_bandwidth_arg(unsigned int *argc, char **argv,
 	return 0;
 }
 
-static int check_table_mins(const struct ioband_table *t, char **error)
+static int ioband_check_table_mins(const struct ioband_table *t, char **error)
 {
 	u64 sum = t->def.min_kbps;
 	unsigned int i;
@@ -331,7 +332,7 @@ static int check_table_mins(const struct ioband_table *t, char **error)
 	return ioband_check_min_sum(&t->dg, sum, error);
 }
 
-static int cmp_group_id(const void *a, const void *b)
+static int ioband_cmp_group_id(const void *a, const void *b)
 {
 	s64 x = ((const struct ioband_group_conf *)a)->id;
 	s64 y = ((const struct ioband_group_conf *)b)->id;
@@ -349,7 +350,7 @@ int ioband_parse_table(unsigned int argc, char **argv, struct ioband_table *t,
 	unsigned int i, j;
 
 	ioband_dg_conf_init(&t->dg);
-	if (argc && parse_bandwidth_arg(&argc, argv, t, error))
+	if (argc && ioband_parse_bandwidth_arg(&argc, argv, t, error))
 		return -EINVAL;
 	if (argc < 6) {
 		*error = "too few arguments";
@@ -360,47 +361,47 @@ int ioband_parse_table(unsigned int argc, char **argv, struct ioband_table *t,
 		*error = "too many groups (at most 65536)";
 		return -EINVAL;
 	}
-	if (check_dg_name(argv[0], t->dg_name, error))
+	if (ioband_check_dg_name(argv[0], t->dg_name, error))
 		return -EINVAL;
-	if (parse_setting(argv[2], IOBAND_IO_LIMIT_MAX,
-			  IOBAND_DEFAULT_IO_LIMIT, &t->dg.io_limit)) {
+	if (ioband_parse_setting(argv[2], IOBAND_IO_LIMIT_MAX,
+				 IOBAND_DEFAULT_IO_LIMIT, &t->dg.io_limit)) {
 		*error = "io_limit must be a number from 0 to 65536";
 		return -EINVAL;
 	}
-	if (parse_setting(argv[1], IOBAND_IO_LIMIT_MAX,
-			  IOBAND_DEFAULT_IO_THROTTLE, &t->dg.io_throttle)) {
+	if (ioband_parse_setting(argv[1], IOBAND_IO_LIMIT_MAX,
+				 IOBAND_DEFAULT_IO_THROTTLE, &t->dg.io_throttle)) {
 		*error = "io_throttle must be a number from 0 to 65536";
 		return -EINVAL;
 	}
-	if (check_limits(&t->dg, error))
+	if (ioband_check_limits(&t->dg, error))
 		return -EINVAL;
-	if (parse_type(argv[3], &t->type)) {
+	if (ioband_parse_type(argv[3], &t->type)) {
 		*error = "unknown group type (none, user, uid, gid, pid, pgrp, cgroup)";
 		return -EINVAL;
 	}
-	if (parse_policy(argv[4], &t->dg.policy)) {
+	if (ioband_parse_policy(argv[4], &t->dg.policy)) {
 		*error = "unknown policy (weight, weight-iosize, range-bw, weight-time)";
 		return -EINVAL;
 	}
-	if (parse_setting(argv[5], IOBAND_TOKEN_BASE_MAX,
-			  IOBAND_DEFAULT_TOKEN_BASE, &t->dg.token_base)) {
+	if (ioband_parse_setting(argv[5], IOBAND_TOKEN_BASE_MAX,
+				 IOBAND_DEFAULT_TOKEN_BASE, &t->dg.token_base)) {
 		*error = "token_base must be a number from 0 to 1048576";
 		return -EINVAL;
 	}
 
-	group_conf_init(&t->def, IOBAND_DEFAULT_GROUP);
+	ioband_group_conf_init(&t->def, IOBAND_DEFAULT_GROUP);
 	i = 6;
 	if (i < argc && argv[i][0] == ':') {
-		if (parse_group_value(t->dg.policy, argv[i] + 1, &t->def,
-				      error))
+		if (ioband_parse_group_value(t->dg.policy, argv[i] + 1, &t->def,
+					     error))
 			return -EINVAL;
 		i++;
 	}
 
 	t->nr_groups = 0;
 	for (; i < argc; i++) {
-		if (parse_group_spec(t, argv[i], &t->groups[t->nr_groups],
-				     error))
+		if (ioband_parse_group_spec(t, argv[i], &t->groups[t->nr_groups],
+					    error))
 			return -EINVAL;
 		t->nr_groups++;
 	}
@@ -412,20 +413,20 @@ int ioband_parse_table(unsigned int argc, char **argv, struct ioband_table *t,
 	 * In id order, as the table is printed back; duplicates are then
 	 * neighbours, found in n log n even for 65536 groups.
 	 */
-	sort(t->groups, t->nr_groups, sizeof(*t->groups), cmp_group_id, NULL);
+	sort(t->groups, t->nr_groups, sizeof(*t->groups), ioband_cmp_group_id, NULL);
 	for (j = 1; j < t->nr_groups; j++) {
 		if (t->groups[j].id == t->groups[j - 1].id) {
 			*error = "duplicate group id";
 			return -EINVAL;
 		}
 	}
-	return check_table_mins(t, error);
+	return ioband_check_table_mins(t, error);
 }
 EXPORT_SYMBOL_GPL(ioband_parse_table);
 
 /* "[<id>:]<value>" for the weight and range-bw messages. */
-static int parse_msg_group(enum ioband_policy policy, const char *arg,
-			   struct ioband_group_conf *g, char **error)
+static int ioband_parse_msg_group(enum ioband_policy policy, const char *arg,
+				  struct ioband_group_conf *g, char **error)
 {
 	const char *end;
 	const char *value = arg;
@@ -434,14 +435,14 @@ static int parse_msg_group(enum ioband_policy policy, const char *arg,
 	/* A bare value sets the default group; "-1:" names it explicitly. */
 	if (strchr(arg, ':') && (policy != IOBAND_POLICY_RANGE_BW ||
 				 strchr(strchr(arg, ':') + 1, ':'))) {
-		if (parse_id(arg, &end, &id) || *end != ':') {
+		if (ioband_parse_id(arg, &end, &id) || *end != ':') {
 			*error = "group must be <id>:<value>";
 			return -EINVAL;
 		}
 		value = end + 1;
 	}
-	group_conf_init(g, id);
-	return parse_group_value(policy, value, g, error);
+	ioband_group_conf_init(g, id);
+	return ioband_parse_group_value(policy, value, g, error);
 }
 
 static const struct {
@@ -456,8 +457,8 @@ static const struct {
 	{ "bandwidth", IOBAND_MSG_BANDWIDTH, 0, U32_MAX },
 };
 
-static int parse_setting_msg(unsigned int argc, char **argv,
-			     struct ioband_msg *msg, char **error)
+static int ioband_parse_setting_msg(unsigned int argc, char **argv,
+				    struct ioband_msg *msg, char **error)
 {
 	unsigned int i;
 
@@ -466,8 +467,8 @@ static int parse_setting_msg(unsigned int argc, char **argv,
 			continue;
 		msg->kind = setting_msgs[i].kind;
 		if (argc != 2 ||
-		    parse_u32_arg(argv[1], setting_msgs[i].min,
-				  setting_msgs[i].max, &msg->value)) {
+		    ioband_parse_u32_arg(argv[1], setting_msgs[i].min,
+					 setting_msgs[i].max, &msg->value)) {
 			*error = "value missing or out of range";
 			return -EINVAL;
 		}
@@ -477,14 +478,14 @@ static int parse_setting_msg(unsigned int argc, char **argv,
 	return -EINVAL;
 }
 
-static int parse_attach_msg(unsigned int argc, char **argv,
-			    struct ioband_msg *msg, char **error)
+static int ioband_parse_attach_msg(unsigned int argc, char **argv,
+				   struct ioband_msg *msg, char **error)
 {
 	const char *end;
 
 	msg->kind = strcmp(argv[0], "attach") ? IOBAND_MSG_DETACH :
 						IOBAND_MSG_ATTACH;
-	if (argc != 2 || parse_id(argv[1], &end, &msg->group.id) || *end ||
+	if (argc != 2 || ioband_parse_id(argv[1], &end, &msg->group.id) || *end ||
 	    msg->group.id == IOBAND_DEFAULT_GROUP) {
 		*error = "expected one group id";
 		return -EINVAL;
@@ -512,11 +513,11 @@ int ioband_parse_message(unsigned int argc, char **argv,
 			*error = "expected one group value";
 			return -EINVAL;
 		}
-		return parse_msg_group(as, argv[1], &msg->group, error);
+		return ioband_parse_msg_group(as, argv[1], &msg->group, error);
 	}
 	if (!strcmp(argv[0], "type")) {
 		msg->kind = IOBAND_MSG_TYPE;
-		if (argc != 2 || parse_type(argv[1], &msg->type)) {
+		if (argc != 2 || ioband_parse_type(argv[1], &msg->type)) {
 			*error = "unknown group type (none, user, uid, gid, pid, pgrp, cgroup)";
 			return -EINVAL;
 		}
@@ -524,14 +525,14 @@ int ioband_parse_message(unsigned int argc, char **argv,
 	}
 	if (!strcmp(argv[0], "policy")) {
 		msg->kind = IOBAND_MSG_POLICY;
-		if (argc != 2 || parse_policy(argv[1], &msg->policy)) {
+		if (argc != 2 || ioband_parse_policy(argv[1], &msg->policy)) {
 			*error = "unknown policy (weight, weight-iosize, range-bw, weight-time)";
 			return -EINVAL;
 		}
 		return 0;
 	}
 	if (!strcmp(argv[0], "attach") || !strcmp(argv[0], "detach"))
-		return parse_attach_msg(argc, argv, msg, error);
+		return ioband_parse_attach_msg(argc, argv, msg, error);
 	if (!strcmp(argv[0], "reset")) {
 		msg->kind = IOBAND_MSG_RESET;
 		if (argc != 1) {
@@ -540,7 +541,7 @@ int ioband_parse_message(unsigned int argc, char **argv,
 		}
 		return 0;
 	}
-	return parse_setting_msg(argc, argv, msg, error);
+	return ioband_parse_setting_msg(argc, argv, msg, error);
 }
 EXPORT_SYMBOL_GPL(ioband_parse_message);
 
@@ -573,7 +574,7 @@ int ioband_dg_conf_update(struct ioband_dg_conf *conf,
 		*error = "not a device group setting";
 		return -EINVAL;
 	}
-	if (check_limits(&c, error))
+	if (ioband_check_limits(&c, error))
 		return -EINVAL;
 	*conf = c;
 	return 0;
@@ -585,33 +586,34 @@ EXPORT_SYMBOL_GPL(ioband_dg_conf_update);
  * A binary min-heap on vtime, so the group furthest behind is found in
  * O(1) and re-placed in O(log n).  Virtual times wrap; compare differences.
  */
-static bool vt_before(u64 a, u64 b)
+static bool ioband_vt_before(u64 a, u64 b)
 {
 	return (s64)(a - b) < 0;
 }
 
-static void heap_set(struct ioband_sched *s, u32 i, struct ioband_entity *e)
+static void ioband_heap_set(struct ioband_sched *s, u32 i,
+			    struct ioband_entity *e)
 {
 	s->heap[i] = e;
 	e->heap_idx = i;
 }
 
-static void heap_up(struct ioband_sched *s, u32 i)
+static void ioband_heap_up(struct ioband_sched *s, u32 i)
 {
 	struct ioband_entity *e = s->heap[i];
 
 	while (i) {
 		u32 parent = (i - 1) / 2;
 
-		if (!vt_before(e->vtime, s->heap[parent]->vtime))
+		if (!ioband_vt_before(e->vtime, s->heap[parent]->vtime))
 			break;
-		heap_set(s, i, s->heap[parent]);
+		ioband_heap_set(s, i, s->heap[parent]);
 		i = parent;
 	}
-	heap_set(s, i, e);
+	ioband_heap_set(s, i, e);
 }
 
-static void heap_down(struct ioband_sched *s, u32 i)
+static void ioband_heap_down(struct ioband_sched *s, u32 i)
 {
 	struct ioband_entity *e = s->heap[i];
 
@@ -621,24 +623,24 @@ static void heap_down(struct ioband_sched *s, u32 i)
 		if (child >= s->heap_len)
 			break;
 		if (child + 1 < s->heap_len &&
-		    vt_before(s->heap[child + 1]->vtime, s->heap[child]->vtime))
+		    ioband_vt_before(s->heap[child + 1]->vtime, s->heap[child]->vtime))
 			child++;
-		if (!vt_before(s->heap[child]->vtime, e->vtime))
+		if (!ioband_vt_before(s->heap[child]->vtime, e->vtime))
 			break;
-		heap_set(s, i, s->heap[child]);
+		ioband_heap_set(s, i, s->heap[child]);
 		i = child;
 	}
-	heap_set(s, i, e);
+	ioband_heap_set(s, i, e);
 }
 
-static void heap_insert(struct ioband_sched *s, struct ioband_entity *e)
+static void ioband_heap_insert(struct ioband_sched *s, struct ioband_entity *e)
 {
 	/* The target sizes the heap for every group of the device group. */
-	heap_set(s, s->heap_len++, e);
-	heap_up(s, e->heap_idx);
+	ioband_heap_set(s, s->heap_len++, e);
+	ioband_heap_up(s, e->heap_idx);
 }
 
-static void heap_remove(struct ioband_sched *s, struct ioband_entity *e)
+static void ioband_heap_remove(struct ioband_sched *s, struct ioband_entity *e)
 {
 	u32 i = e->heap_idx;
 	struct ioband_entity *last = s->heap[--s->heap_len];
@@ -646,9 +648,9 @@ static void heap_remove(struct ioband_sched *s, struct ioband_entity *e)
 	e->heap_idx = -1;
 	if (last == e)
 		return;
-	heap_set(s, i, last);
-	heap_up(s, i);
-	heap_down(s, last->heap_idx);
+	ioband_heap_set(s, i, last);
+	ioband_heap_up(s, i);
+	ioband_heap_down(s, last->heap_idx);
 }
 
 /* ---- scheduling ------------------------------------------------------------
@@ -666,7 +668,7 @@ static void heap_remove(struct ioband_sched *s, struct ioband_entity *e)
  * The clock only moves forward, by less than 2^63 at a time; a new value
  * below the old one has wrapped past 2^64, which advances the epoch.
  */
-static inline void sched_clock_to(struct ioband_sched *s, u64 vclock)
+static inline void ioband_sched_clock_to(struct ioband_sched *s, u64 vclock)
 {
 	if (vclock < s->vclock)
 		s->vclock_wraps++;
@@ -677,17 +679,17 @@ static inline void sched_clock_to(struct ioband_sched *s, u64 vclock)
  * The clock advances by @delta, less what weight-time's corrections have
  * taken back (the clock owes it, since it never moves backwards).
  */
-static inline void sched_clock_advance(struct ioband_sched *s, u64 delta)
+static inline void ioband_sched_clock_advance(struct ioband_sched *s, u64 delta)
 {
 	u64 paid = min_t(u64, delta, s->vclock_owed);
 
 	s->vclock_owed -= paid;
-	sched_clock_to(s, s->vclock + delta - paid);
+	ioband_sched_clock_to(s, s->vclock + delta - paid);
 }
 
 /* @e's virtual time is now @vtime, set relative to the current clock. */
-static inline void entity_set_vtime(struct ioband_sched *s,
-				    struct ioband_entity *e, u64 vtime)
+static inline void ioband_entity_set_vtime(struct ioband_sched *s,
+					   struct ioband_entity *e, u64 vtime)
 {
 	e->vtime = vtime;
 	e->vtime_epoch = ioband_sched_epoch(s);
@@ -706,20 +708,20 @@ static inline void entity_set_vtime(struct ioband_sched *s,
  * few groups are busy.
  *
  * The active weight changes with every group that starts or stops, so the
- * window follows it lazily: sched_window() divides again only when the
+ * window follows it lazily: ioband_sched_window() divides again only when the
  * active weight differs from the one it last divided by.
  */
-static u64 token_cost(const struct ioband_sched *s)
+static u64 ioband_token_cost(const struct ioband_sched *s)
 {
 	return s->conf.policy == IOBAND_POLICY_WEIGHT_TIME ?
 	       IOBAND_TIME_TOKEN : IOBAND_SECTORS_PER_TOKEN;
 }
 
-static void update_window(struct ioband_sched *s)
+static void ioband_update_window(struct ioband_sched *s)
 {
 	u64 total = s->total_weight ? s->total_weight : 1;
 	u64 epoch = (u64)max_t(u32, s->conf.token_base, s->nr_entities) *
-		    token_cost(s);
+		    ioband_token_cost(s);
 
 	s->base_window = div64_u64(epoch * IOBAND_VSCALE, total);
 	s->carry = s->base_window * s->conf.carryover;
@@ -727,20 +729,20 @@ static void update_window(struct ioband_sched *s)
 	s->window = s->base_window;
 }
 
-static u64 sched_window(struct ioband_sched *s)
+static u64 ioband_sched_window(struct ioband_sched *s)
 {
 	u64 w;
 
 	if (s->window_weight == s->active_weight || !s->active_weight)
 		return s->window;
-	w = div64_u64((u64)s->conf.token_base * token_cost(s) *
+	w = div64_u64((u64)s->conf.token_base * ioband_token_cost(s) *
 		      IOBAND_VSCALE, s->active_weight);
 	s->window = max_t(u64, w, s->base_window);
 	s->window_weight = s->active_weight;
 	return s->window;
 }
 
-static void est_init(struct ioband_est *est);
+static void ioband_est_init(struct ioband_est *est);
 
 void ioband_sched_init(struct ioband_sched *s, const struct ioband_dg_conf *c,
 		       struct ioband_entity **heap, u32 heap_cap)
@@ -750,8 +752,8 @@ void ioband_sched_init(struct ioband_sched *s, const struct ioband_dg_conf *c,
 	s->idle_ns = IOBAND_DEFAULT_IDLE_NS;
 	s->heap = heap;
 	s->heap_cap = heap_cap;
-	est_init(&s->est);
-	update_window(s);
+	ioband_est_init(&s->est);
+	ioband_update_window(s);
 }
 EXPORT_SYMBOL_GPL(ioband_sched_init);
 
@@ -760,9 +762,9 @@ void ioband_sched_set_conf(struct ioband_sched *s,
 {
 	/* what another policy's bios taught may be stale: learn afresh */
 	if (conf->policy != s->conf.policy)
-		est_init(&s->est);
+		ioband_est_init(&s->est);
 	s->conf = *conf;
-	update_window(s);
+	ioband_update_window(s);
 }
 EXPORT_SYMBOL_GPL(ioband_sched_set_conf);
 
@@ -784,7 +786,7 @@ struct ioband_entity **ioband_sched_swap_heap(struct ioband_sched *s,
 }
 EXPORT_SYMBOL_GPL(ioband_sched_swap_heap);
 
-static u64 inv_weight(u32 weight)
+static u64 ioband_inv_weight(u32 weight)
 {
 	return div64_u64(IOBAND_VSCALE, weight);
 }
@@ -798,7 +800,7 @@ void ioband_entity_prepare(struct ioband_entity *e, u32 weight)
 {
 	memset(e, 0, sizeof(*e));
 	e->weight = weight;
-	e->inv_weight = inv_weight(weight);
+	e->inv_weight = ioband_inv_weight(weight);
 	e->heap_idx = -1;
 }
 EXPORT_SYMBOL_GPL(ioband_entity_prepare);
@@ -806,10 +808,10 @@ EXPORT_SYMBOL_GPL(ioband_entity_prepare);
 /* A prepared group joins @s, level with its clock. */
 void ioband_entity_join(struct ioband_sched *s, struct ioband_entity *e)
 {
-	entity_set_vtime(s, e, s->vclock);
+	ioband_entity_set_vtime(s, e, s->vclock);
 	s->total_weight += e->weight;
 	s->nr_entities++;
-	update_window(s);
+	ioband_update_window(s);
 }
 EXPORT_SYMBOL_GPL(ioband_entity_join);
 
@@ -821,7 +823,7 @@ void ioband_entity_init(struct ioband_sched *s, struct ioband_entity *e,
 }
 EXPORT_SYMBOL_GPL(ioband_entity_init);
 
-static bool entity_busy(const struct ioband_entity *e)
+static bool ioband_entity_busy(const struct ioband_entity *e)
 {
 	return e->nr_queued || e->nr_inflight;
 }
@@ -844,7 +846,7 @@ void ioband_sched_idle_add(struct ioband_sched *s, struct ioband_entity *e,
 }
 EXPORT_SYMBOL_GPL(ioband_sched_idle_add);
 
-static void idle_del(struct ioband_sched *s, struct ioband_entity *e)
+static void ioband_idle_del(struct ioband_sched *s, struct ioband_entity *e)
 {
 	if (e->idle_prev)
 		e->idle_prev->idle_next = e->idle_next;
@@ -858,20 +860,20 @@ static void idle_del(struct ioband_sched *s, struct ioband_entity *e)
 	e->idle_next = NULL;
 }
 
-static void deactivate(struct ioband_sched *s, struct ioband_entity *e)
+static void ioband_deactivate(struct ioband_sched *s, struct ioband_entity *e)
 {
-	idle_del(s, e);
+	ioband_idle_del(s, e);
 	e->active = false;
 	s->active_weight -= e->weight;
 	s->nr_active--;
 }
 
 /* Groups idle for longer than idle_ns give up their share. */
-static inline void expire_idle(struct ioband_sched *s, u64 now)
+static inline void ioband_expire_idle(struct ioband_sched *s, u64 now)
 {
 	while (s->idle_head &&
 	       (s64)(now - s->idle_head->idle_since) >= (s64)s->idle_ns)
-		deactivate(s, s->idle_head);
+		ioband_deactivate(s, s->idle_head);
 }
 
 void ioband_entity_set_weight(struct ioband_sched *s, struct ioband_entity *e,
@@ -881,8 +883,8 @@ void ioband_entity_set_weight(struct ioband_sched *s, struct ioband_entity *e,
 		s->active_weight += (u64)weight - e->weight;
 	s->total_weight += (u64)weight - e->weight;
 	e->weight = weight;
-	e->inv_weight = inv_weight(weight);
-	update_window(s);
+	e->inv_weight = ioband_inv_weight(weight);
+	ioband_update_window(s);
 }
 EXPORT_SYMBOL_GPL(ioband_entity_set_weight);
 
@@ -895,7 +897,7 @@ void ioband_entity_exit(struct ioband_sched *s, struct ioband_entity *e)
 {
 	s->total_weight -= e->weight;
 	s->nr_entities--;
-	update_window(s);
+	ioband_update_window(s);
 }
 EXPORT_SYMBOL_GPL(ioband_entity_exit);
 
@@ -903,7 +905,7 @@ EXPORT_SYMBOL_GPL(ioband_entity_exit);
 void ioband_entity_forget(struct ioband_sched *s, struct ioband_entity *e)
 {
 	if (e->active)
-		deactivate(s, e);
+		ioband_deactivate(s, e);
 	if (s->antic == e)
 		s->antic = NULL;
 }
@@ -918,26 +920,26 @@ void ioband_entity_restart(struct ioband_sched *s, struct ioband_entity *e)
 }
 EXPORT_SYMBOL_GPL(ioband_entity_restart);
 
-static u32 ewma(u32 avg, u64 ns);
+static u32 ioband_ewma(u32 avg, u64 ns);
 
 /*
  * weight-time: a single stream's pause since its last completion teaches
  * its think time.
  */
-static void time_arrive(struct ioband_entity *e, u64 now)
+static void ioband_time_arrive(struct ioband_entity *e, u64 now)
 {
-	if (e->last_done && !entity_busy(e) && !e->parallel)
-		e->think_ns = ewma(e->think_ns,
-				   min_t(u64, now - e->last_done, U32_MAX));
+	if (e->last_done && !ioband_entity_busy(e) && !e->parallel)
+		e->think_ns = ioband_ewma(e->think_ns,
+					  min_t(u64, now - e->last_done, U32_MAX));
 }
 
 /* Whether the device is kept for another group's next bio. */
-static bool antic_other(struct ioband_sched *s, struct ioband_entity *e,
-			u64 now, u64 *wake_at)
+static bool ioband_antic_other(struct ioband_sched *s, struct ioband_entity *e,
+			       u64 now, u64 *wake_at)
 {
 	if (!s->antic || s->antic == e)
 		return false;
-	if (vt_before(now, s->antic_until)) {
+	if (ioband_vt_before(now, s->antic_until)) {
 		*wake_at = s->antic_until;
 		return true;
 	}
@@ -950,19 +952,19 @@ static bool antic_other(struct ioband_sched *s, struct ioband_entity *e,
  * is not holding bios may not bring more than @carry of credit from the
  * past.
  */
-static inline void sched_arrive(struct ioband_sched *s,
-				struct ioband_entity *e, u64 now)
+static inline void ioband_sched_arrive(struct ioband_sched *s,
+				       struct ioband_entity *e, u64 now)
 {
 	u64 floor = s->vclock - s->carry;
 
-	expire_idle(s, now);
+	ioband_expire_idle(s, now);
 	if (!e->active) {
 		e->active = true;
 		e->parallel = false;
 		s->active_weight += e->weight;
 		s->nr_active++;
-	} else if (!entity_busy(e)) {
-		idle_del(s, e);
+	} else if (!ioband_entity_busy(e)) {
+		ioband_idle_del(s, e);
 	} else {
 		e->parallel = true;
 	}
@@ -973,10 +975,10 @@ static inline void sched_arrive(struct ioband_sched *s,
 	 */
 	if (!e->nr_queued &&
 	    (ioband_sched_epoch(s) - e->vtime_epoch >= 2 ||
-	     vt_before(e->vtime, floor)))
-		entity_set_vtime(s, e, floor);
+	     ioband_vt_before(e->vtime, floor)))
+		ioband_entity_set_vtime(s, e, floor);
 	if (s->conf.policy == IOBAND_POLICY_WEIGHT_TIME)
-		time_arrive(e, now);
+		ioband_time_arrive(e, now);
 }
 
 /* ---- range-bw --------------------------------------------------------------
@@ -993,20 +995,20 @@ static inline void sched_arrive(struct ioband_sched *s,
  */
 #define NSEC_PER_SEC_S64 1000000000LL
 
-static s64 range_rate(u32 kbps)
+static s64 ioband_range_rate(u32 kbps)
 {
 	return (s64)kbps * 2;	/* sectors per second */
 }
 
-static s64 range_depth(u32 kbps)
+static s64 ioband_range_depth(u32 kbps)
 {
-	s64 depth = range_rate(kbps) * IOBAND_RANGE_BURST_NS;
+	s64 depth = ioband_range_rate(kbps) * IOBAND_RANGE_BURST_NS;
 
 	/* at least one 4 KiB bio, so a tiny rate is not stuck forever */
 	return depth > 8 * NSEC_PER_SEC_S64 ? depth : 8 * NSEC_PER_SEC_S64;
 }
 
-static void range_refill(struct ioband_entity *e, u64 now)
+static void ioband_range_refill(struct ioband_entity *e, u64 now)
 {
 	s64 elapsed = (s64)(now - e->refilled_at);
 
@@ -1017,14 +1019,14 @@ static void range_refill(struct ioband_entity *e, u64 now)
 		elapsed = NSEC_PER_SEC_S64;
 	e->refilled_at = now;
 	if (e->max_kbps) {
-		e->cap_tokens += elapsed * range_rate(e->max_kbps);
-		if (e->cap_tokens > range_depth(e->max_kbps))
-			e->cap_tokens = range_depth(e->max_kbps);
+		e->cap_tokens += elapsed * ioband_range_rate(e->max_kbps);
+		if (e->cap_tokens > ioband_range_depth(e->max_kbps))
+			e->cap_tokens = ioband_range_depth(e->max_kbps);
 	}
 	if (e->min_kbps) {
-		e->min_tokens += elapsed * range_rate(e->min_kbps);
-		if (e->min_tokens > range_depth(e->min_kbps))
-			e->min_tokens = range_depth(e->min_kbps);
+		e->min_tokens += elapsed * ioband_range_rate(e->min_kbps);
+		if (e->min_tokens > ioband_range_depth(e->min_kbps))
+			e->min_tokens = ioband_range_depth(e->min_kbps);
 	}
 }
 
@@ -1034,30 +1036,30 @@ void ioband_entity_set_range(struct ioband_entity *e, u32 min_kbps,
 	e->min_kbps = min_kbps;
 	e->max_kbps = max_kbps;
 	e->refilled_at = now;
-	e->cap_tokens = max_kbps ? range_depth(max_kbps) : 0;
+	e->cap_tokens = max_kbps ? ioband_range_depth(max_kbps) : 0;
 	e->min_tokens = 0;
 }
 EXPORT_SYMBOL_GPL(ioband_entity_set_range);
 
-static bool range_capped(const struct ioband_entity *e)
+static bool ioband_range_capped(const struct ioband_entity *e)
 {
 	return e->max_kbps && e->cap_tokens <= 0;
 }
 
-static bool range_below_min(const struct ioband_entity *e)
+static bool ioband_range_below_min(const struct ioband_entity *e)
 {
 	return e->min_kbps && e->min_tokens > 0;
 }
 
 /* When a capped group's debt will have been paid. */
-static u64 range_ready_at(const struct ioband_entity *e, u64 now)
+static u64 ioband_range_ready_at(const struct ioband_entity *e, u64 now)
 {
-	s64 rate = range_rate(e->max_kbps);
+	s64 rate = ioband_range_rate(e->max_kbps);
 
 	return now + div64_u64(-e->cap_tokens + rate, rate);
 }
 
-static void range_charge(struct ioband_entity *e, u32 cost)
+static void ioband_range_charge(struct ioband_entity *e, u32 cost)
 {
 	s64 tokens = (s64)cost * NSEC_PER_SEC_S64;
 
@@ -1066,14 +1068,14 @@ static void range_charge(struct ioband_entity *e, u32 cost)
 	if (e->min_kbps) {
 		e->min_tokens -= tokens;
 		/* service above the minimum does not become a debt to it */
-		if (e->min_tokens < -range_depth(e->min_kbps))
-			e->min_tokens = -range_depth(e->min_kbps);
+		if (e->min_tokens < -ioband_range_depth(e->min_kbps))
+			e->min_tokens = -ioband_range_depth(e->min_kbps);
 	}
 }
 
-static void earliest(u64 *wake_at, u64 t)
+static void ioband_earliest(u64 *wake_at, u64 t)
 {
-	if (t && (!*wake_at || vt_before(t, *wake_at)))
+	if (t && (!*wake_at || ioband_vt_before(t, *wake_at)))
 		*wake_at = t;
 }
 
@@ -1084,8 +1086,8 @@ static void earliest(u64 *wake_at, u64 t)
  * back for it would leave the device idle (max-min fairness: what a group
  * cannot use goes to the others).
  */
-static inline bool sched_may_wait(const struct ioband_sched *s,
-				  const struct ioband_entity *e)
+static inline bool ioband_sched_may_wait(const struct ioband_sched *s,
+					 const struct ioband_entity *e)
 {
 	if (s->conf.policy == IOBAND_POLICY_WEIGHT_TIME)
 		return s->idle_head;
@@ -1102,30 +1104,30 @@ static inline bool sched_may_wait(const struct ioband_sched *s,
  * that is not held sends a bio, or when an idle group's grace runs out at
  * *wake_at.
  */
-static inline bool may_serve(struct ioband_sched *s,
-			     struct ioband_entity *e, u64 *wake_at)
+static inline bool ioband_may_serve(struct ioband_sched *s,
+				    struct ioband_entity *e, u64 *wake_at)
 {
 	u64 window;
 
 	*wake_at = 0;
 	if (s->nr_inflight >= ioband_sched_depth(s))
 		return false;
-	window = sched_window(s);
-	if (!vt_before(s->vclock + window, e->vtime))
+	window = ioband_sched_window(s);
+	if (!ioband_vt_before(s->vclock + window, e->vtime))
 		return true;
-	if (s->nr_inflight >= s->conf.io_throttle && sched_may_wait(s, e)) {
+	if (s->nr_inflight >= s->conf.io_throttle && ioband_sched_may_wait(s, e)) {
 		if (s->idle_head)
 			*wake_at = s->idle_head->idle_since + s->idle_ns;
 		return false;
 	}
 	s->vclock_owed = 0;	/* set from the groups' times, it owes nothing */
-	sched_clock_to(s, e->vtime - window);
+	ioband_sched_clock_to(s, e->vtime - window);
 	return true;
 }
 
 /* May the bio that just arrived for @e go at once? */
-static inline bool sched_admit(struct ioband_sched *s,
-			       struct ioband_entity *e, u64 now)
+static inline bool ioband_sched_admit(struct ioband_sched *s,
+				      struct ioband_entity *e, u64 now)
 {
 	u64 wake_at;
 
@@ -1133,7 +1135,7 @@ static inline bool sched_admit(struct ioband_sched *s,
 	if (e->nr_queued)
 		return false;
 	if (s->antic) {
-		if (antic_other(s, e, now, &wake_at))
+		if (ioband_antic_other(s, e, now, &wake_at))
 			return false;
 		/*
 		 * The awaited bio: its group's batch goes on, before groups
@@ -1142,27 +1144,28 @@ static inline bool sched_admit(struct ioband_sched *s,
 		if (s->antic == e) {
 			s->antic = NULL;
 			if (s->nr_inflight < ioband_sched_depth(s) &&
-			    !vt_before(s->vclock + sched_window(s), e->vtime))
+			    !ioband_vt_before(s->vclock + ioband_sched_window(s), e->vtime))
 				return true;
 		}
 	}
 	if (s->conf.policy == IOBAND_POLICY_RANGE_BW) {
-		range_refill(e, now);
-		if (range_capped(e))
+		ioband_range_refill(e, now);
+		if (ioband_range_capped(e))
 			return false;
-		if (range_below_min(e))
+		if (ioband_range_below_min(e))
 			return s->nr_inflight < s->conf.io_limit;
-	} else if (s->heap_len && vt_before(s->heap[0]->vtime, e->vtime)) {
+	} else if (s->heap_len && ioband_vt_before(s->heap[0]->vtime, e->vtime)) {
 		/* a group behind every held one may go first */
 		return false;
 	}
-	return may_serve(s, e, &wake_at);
+	return ioband_may_serve(s, e, &wake_at);
 }
 
-static inline void sched_hold(struct ioband_sched *s, struct ioband_entity *e)
+static inline void ioband_sched_hold(struct ioband_sched *s,
+				     struct ioband_entity *e)
 {
 	if (!e->nr_queued++)
-		heap_insert(s, e);
+		ioband_heap_insert(s, e);
 }
 
 /*
@@ -1170,8 +1173,8 @@ static inline void sched_hold(struct ioband_sched *s, struct ioband_entity *e)
  * from map.  The caller may dispatch held bios past every limit (suspend);
  * the limits only ever decide in ioband_sched_start() and _next().
  */
-static inline void sched_dispatch(struct ioband_sched *s,
-				  struct ioband_entity *e, u32 cost, bool held)
+static inline void ioband_sched_charge(struct ioband_sched *s,
+				       struct ioband_entity *e, u32 cost, bool held)
 {
 	/*
 	 * Service under a range-bw minimum is owed, not a share of what is
@@ -1179,27 +1182,27 @@ static inline void sched_dispatch(struct ioband_sched *s,
 	 * it is not held against the group once it has met its minimum.
 	 */
 	bool owed = s->conf.policy == IOBAND_POLICY_RANGE_BW &&
-		    range_below_min(e);
+		    ioband_range_below_min(e);
 
 	if (held && !--e->nr_queued)
-		heap_remove(s, e);
+		ioband_heap_remove(s, e);
 	if (!owed) {
-		sched_clock_advance(s, div64_u64((u64)cost * IOBAND_VSCALE,
-						 s->active_weight));
-		entity_set_vtime(s, e, e->vtime + cost * e->inv_weight);
+		ioband_sched_clock_advance(s, div64_u64((u64)cost * IOBAND_VSCALE,
+							s->active_weight));
+		ioband_entity_set_vtime(s, e, e->vtime + cost * e->inv_weight);
 	}
 	/*
 	 * A group running alone sets the clock: when others join, it has
 	 * its whole window ahead of it, not whatever lead it had left.
 	 */
-	if (s->nr_active == 1 && vt_before(s->vclock, e->vtime))
-		sched_clock_to(s, e->vtime);
+	if (s->nr_active == 1 && ioband_vt_before(s->vclock, e->vtime))
+		ioband_sched_clock_to(s, e->vtime);
 	if (e->heap_idx >= 0)
-		heap_down(s, e->heap_idx);
+		ioband_heap_down(s, e->heap_idx);
 	e->nr_inflight++;
 	s->nr_inflight++;
 	if (s->conf.policy == IOBAND_POLICY_RANGE_BW)
-		range_charge(e, cost);
+		ioband_range_charge(e, cost);
 }
 
 /*
@@ -1211,29 +1214,29 @@ static inline void sched_dispatch(struct ioband_sched *s,
  * cannot stall its group for longer than that once it is over.  A debt
  * the group already had is kept, not forgiven.
  */
-static inline void sched_dispatch_bypass(struct ioband_sched *s,
-					 struct ioband_entity *e, u32 cost,
+static inline void ioband_sched_charge_bypass(struct ioband_sched *s,
+					      struct ioband_entity *e, u32 cost,
 					 bool held)
 {
 	u64 vtime = e->vtime, limit;
 	s64 cap_tokens = e->cap_tokens;
 
-	sched_dispatch(s, e, cost, held);
-	limit = s->vclock + sched_window(s) + s->carry;
-	if (vt_before(limit, e->vtime))
-		entity_set_vtime(s, e, vt_before(limit, vtime) ? vtime : limit);
-	if (e->max_kbps && e->cap_tokens < -range_depth(e->max_kbps))
+	ioband_sched_charge(s, e, cost, held);
+	limit = s->vclock + ioband_sched_window(s) + s->carry;
+	if (ioband_vt_before(limit, e->vtime))
+		ioband_entity_set_vtime(s, e, ioband_vt_before(limit, vtime) ? vtime : limit);
+	if (e->max_kbps && e->cap_tokens < -ioband_range_depth(e->max_kbps))
 		e->cap_tokens = min_t(s64, cap_tokens,
-				      -range_depth(e->max_kbps));
+				      -ioband_range_depth(e->max_kbps));
 }
 
 void ioband_sched_dispatch(struct ioband_sched *s, struct ioband_entity *e,
 			   u32 cost, bool held, bool bypass)
 {
 	if (bypass)
-		sched_dispatch_bypass(s, e, cost, held);
+		ioband_sched_charge_bypass(s, e, cost, held);
 	else
-		sched_dispatch(s, e, cost, held);
+		ioband_sched_charge(s, e, cost, held);
 }
 EXPORT_SYMBOL_GPL(ioband_sched_dispatch);
 
@@ -1242,22 +1245,22 @@ EXPORT_SYMBOL_GPL(ioband_sched_dispatch);
  * is charged), false if it must wait (and it is queued: the caller keeps
  * it in @e's list).  @bypass sends it regardless: while suspending, and
  * for bios that other groups may be waiting on; its debt is bounded (see
- * sched_dispatch_bypass()).
+ * ioband_sched_charge_bypass()).
  * The one call the map path makes, so the building blocks inline here.
  */
 bool ioband_sched_start(struct ioband_sched *s, struct ioband_entity *e,
 			u32 cost, bool bypass, u64 now)
 {
-	sched_arrive(s, e, now);
+	ioband_sched_arrive(s, e, now);
 	if (bypass) {
-		sched_dispatch_bypass(s, e, cost, false);
+		ioband_sched_charge_bypass(s, e, cost, false);
 		return true;
 	}
-	if (!sched_admit(s, e, now)) {
-		sched_hold(s, e);
+	if (!ioband_sched_admit(s, e, now)) {
+		ioband_sched_hold(s, e);
 		return false;
 	}
-	sched_dispatch(s, e, cost, false);
+	ioband_sched_charge(s, e, cost, false);
 	return true;
 }
 EXPORT_SYMBOL_GPL(ioband_sched_start);
@@ -1273,7 +1276,7 @@ void ioband_sched_unhold(struct ioband_sched *s, struct ioband_entity *e,
 			 u64 now)
 {
 	if (!--e->nr_queued)
-		heap_remove(s, e);
+		ioband_heap_remove(s, e);
 	ioband_sched_maybe_idle(s, e, now);
 }
 EXPORT_SYMBOL_GPL(ioband_sched_unhold);
@@ -1287,8 +1290,8 @@ EXPORT_SYMBOL_GPL(ioband_sched_unhold);
  * are skipped; the earliest of them to be paid up sets *wake_at.  The held
  * groups are scanned: range-bw configurations have few groups.
  */
-static struct ioband_entity *range_next(struct ioband_sched *s, u64 now,
-					u64 *wake_at)
+static struct ioband_entity *ioband_range_next(struct ioband_sched *s, u64 now,
+					       u64 *wake_at)
 {
 	struct ioband_entity *below_min = NULL, *best = NULL;
 	u64 wake_capped = 0;
@@ -1299,20 +1302,20 @@ static struct ioband_entity *range_next(struct ioband_sched *s, u64 now,
 	for (i = 0; i < s->heap_len; i++) {
 		struct ioband_entity *e = s->heap[i];
 
-		range_refill(e, now);
-		if (range_capped(e))
-			earliest(&wake_capped, range_ready_at(e, now));
-		else if (range_below_min(e) &&
-			 (!below_min || vt_before(e->vtime, below_min->vtime)))
+		ioband_range_refill(e, now);
+		if (ioband_range_capped(e))
+			ioband_earliest(&wake_capped, ioband_range_ready_at(e, now));
+		else if (ioband_range_below_min(e) &&
+			 (!below_min || ioband_vt_before(e->vtime, below_min->vtime)))
 			below_min = e;
-		else if (!best || vt_before(e->vtime, best->vtime))
+		else if (!best || ioband_vt_before(e->vtime, best->vtime))
 			best = e;
 	}
 	if (below_min)
 		return below_min;
-	if (best && may_serve(s, best, wake_at))
+	if (best && ioband_may_serve(s, best, wake_at))
 		return best;
-	earliest(wake_at, wake_capped);
+	ioband_earliest(wake_at, wake_capped);
 	return NULL;
 }
 
@@ -1320,11 +1323,11 @@ struct ioband_entity *ioband_sched_next(struct ioband_sched *s, u64 now,
 					u64 *wake_at)
 {
 	*wake_at = 0;
-	expire_idle(s, now);
+	ioband_expire_idle(s, now);
 	if (s->conf.policy == IOBAND_POLICY_RANGE_BW)
-		return range_next(s, now, wake_at);
-	if (!s->heap_len || antic_other(s, s->heap[0], now, wake_at) ||
-	    !may_serve(s, s->heap[0], wake_at))
+		return ioband_range_next(s, now, wake_at);
+	if (!s->heap_len || ioband_antic_other(s, s->heap[0], now, wake_at) ||
+	    !ioband_may_serve(s, s->heap[0], wake_at))
 		return NULL;
 	return s->heap[0];
 }
@@ -1356,7 +1359,7 @@ EXPORT_SYMBOL_GPL(ioband_sched_next);
 /* Intervals at the base depth between two probes. */
 #define DEPTH_STEADY		8
 
-static void est_init(struct ioband_est *est)
+static void ioband_est_init(struct ioband_est *est)
 {
 	memset(est, 0, sizeof(*est));
 	est->mean_ns = EST_DEFAULT_NS;
@@ -1365,7 +1368,7 @@ static void est_init(struct ioband_est *est)
 	est->slow_start = true;
 }
 
-static u32 ewma(u32 avg, u64 ns)
+static u32 ioband_ewma(u32 avg, u64 ns)
 {
 	if (!avg)
 		return ns;
@@ -1374,8 +1377,8 @@ static u32 ewma(u32 avg, u64 ns)
 
 void ioband_est_learn(struct ioband_sched *s, u32 cls, u64 ns)
 {
-	s->est.cost_ns[cls] = ewma(s->est.cost_ns[cls], ns);
-	s->est.mean_ns = ewma(s->est.mean_ns, ns);
+	s->est.cost_ns[cls] = ioband_ewma(s->est.cost_ns[cls], ns);
+	s->est.mean_ns = ioband_ewma(s->est.mean_ns, ns);
 }
 EXPORT_SYMBOL_GPL(ioband_est_learn);
 
@@ -1390,25 +1393,25 @@ void ioband_sched_correct(struct ioband_sched *s, struct ioband_entity *e,
 
 	if (!d)
 		return;
-	entity_set_vtime(s, e, e->vtime + d * (s64)e->inv_weight);
+	ioband_entity_set_vtime(s, e, e->vtime + d * (s64)e->inv_weight);
 	if (s->active_weight) {
 		u64 delta = div64_u64((u64)(d < 0 ? -d : d) * IOBAND_VSCALE,
 				      s->active_weight);
 
 		/* the clock never moves back: what it was overcharged, it owes */
 		if (d > 0)
-			sched_clock_advance(s, delta);
+			ioband_sched_clock_advance(s, delta);
 		else
 			s->vclock_owed += delta;
 	}
-	if (s->nr_active == 1 && vt_before(s->vclock, e->vtime))
-		sched_clock_to(s, e->vtime);
+	if (s->nr_active == 1 && ioband_vt_before(s->vclock, e->vtime))
+		ioband_sched_clock_to(s, e->vtime);
 	if (e->heap_idx < 0)
 		return;
 	if (d < 0)
-		heap_up(s, e->heap_idx);
+		ioband_heap_up(s, e->heap_idx);
 	else
-		heap_down(s, e->heap_idx);
+		ioband_heap_down(s, e->heap_idx);
 }
 EXPORT_SYMBOL_GPL(ioband_sched_correct);
 
@@ -1425,14 +1428,14 @@ void ioband_sched_anticipate(struct ioband_sched *s, struct ioband_entity *e,
 	u32 mean = s->est.mean_ns;
 
 	if (e->think_ns >= mean / 4 ||
-	    vt_before(s->vclock + sched_window(s), e->vtime))
+	    ioband_vt_before(s->vclock + ioband_sched_window(s), e->vtime))
 		return;
 	s->antic = e;
 	s->antic_until = now + 2 * (u64)e->think_ns + mean / 8;
 }
 EXPORT_SYMBOL_GPL(ioband_sched_anticipate);
 
-static void depth_set(struct ioband_est *est, u32 depth)
+static void ioband_depth_set(struct ioband_est *est, u32 depth)
 {
 	est->depth = depth;
 	est->iv_done = 0;
@@ -1444,7 +1447,7 @@ static void depth_set(struct ioband_est *est, u32 depth)
  * proportion up to a knee and not beyond, the knee is where the gain ran
  * out.  It becomes the base, its rate measured afresh.
  */
-static void depth_knee(struct ioband_est *est, u64 rate)
+static void ioband_depth_knee(struct ioband_est *est, u64 rate)
 {
 	u64 knee = div64_u64(est->base * rate + est->base_rate - 1,
 			     est->base_rate);
@@ -1456,7 +1459,7 @@ static void depth_knee(struct ioband_est *est, u64 rate)
 }
 
 /* A probe failed: the next, after DEPTH_STEADY intervals, goes the other way. */
-static void depth_fail(struct ioband_est *est)
+static void ioband_depth_fail(struct ioband_est *est)
 {
 	est->slow_start = false;
 	est->probe_down = est->depth > est->base;
@@ -1464,7 +1467,7 @@ static void depth_fail(struct ioband_est *est)
 }
 
 /* The depth to try next from est->base, or est->base if none. */
-static u32 depth_probe(const struct ioband_est *est, u32 limit)
+static u32 ioband_depth_probe(const struct ioband_est *est, u32 limit)
 {
 	u32 b = est->base, step = max_t(u32, 1, b / 8);
 
@@ -1481,7 +1484,7 @@ static u32 depth_probe(const struct ioband_est *est, u32 limit)
  * throughput grew in proportion, and DEPTH_GAIN_MIN; downwards, when it
  * loses less than that.
  */
-static bool depth_better(const struct ioband_est *est, u64 rate)
+static bool ioband_depth_better(const struct ioband_est *est, u64 rate)
 {
 	u64 b = est->base, d = est->depth;
 	u64 step = d > b ? d - b : b - d;
@@ -1528,21 +1531,21 @@ void ioband_depth_sample(struct ioband_sched *s, u64 now)
 	if (est->iv_busy * 4 < est->iv_done * 3) {
 		/* a probe the demand did not fill failed */
 		if (est->depth != est->base)
-			depth_fail(est);
-		depth_set(est, est->base);
+			ioband_depth_fail(est);
+		ioband_depth_set(est, est->base);
 		return;
 	}
 	rate = div64_u64((u64)(est->iv_done - 1) * NSEC_PER_SEC_U64, elapsed);
 	if (est->depth != est->base) {
-		if (depth_better(est, rate)) {
+		if (ioband_depth_better(est, rate)) {
 			/* keep going the same way */
 			est->base = est->depth;
 			est->base_rate = rate;
 			est->steady = DEPTH_STEADY;
 		} else {
 			if (est->slow_start && est->depth > est->base)
-				depth_knee(est, rate);
-			depth_fail(est);
+				ioband_depth_knee(est, rate);
+			ioband_depth_fail(est);
 		}
 	} else {
 		est->base_rate = est->base_rate ?
@@ -1552,9 +1555,9 @@ void ioband_depth_sample(struct ioband_sched *s, u64 now)
 	next = est->base;
 	if (est->slow_start || est->steady >= DEPTH_STEADY) {
 		est->steady = 0;
-		next = depth_probe(est, limit);
+		next = ioband_depth_probe(est, limit);
 	}
-	depth_set(est, next);
+	ioband_depth_set(est, next);
 }
 EXPORT_SYMBOL_GPL(ioband_depth_sample);
 
@@ -1566,12 +1569,12 @@ void ioband_sched_move_held(struct ioband_sched *s, struct ioband_entity *from,
 
 	if (!nr)
 		return;
-	sched_arrive(s, to, now);
-	heap_remove(s, from);
+	ioband_sched_arrive(s, to, now);
+	ioband_heap_remove(s, from);
 	from->nr_queued = 0;
 	ioband_sched_maybe_idle(s, from, now);
 	if (!to->nr_queued)
-		heap_insert(s, to);
+		ioband_heap_insert(s, to);
 	to->nr_queued += nr;
 }
 EXPORT_SYMBOL_GPL(ioband_sched_move_held);
