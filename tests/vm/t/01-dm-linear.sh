@@ -2,6 +2,7 @@
 # dm-linear over a memory-backed null_blk: data written comes back intact, and
 # fio can drive it.
 # timeout: 120
+# long: debug
 . /tests/lib.sh
 
 nb=$(nullb_create lin0 64 "" "" 1)

@@ -5,6 +5,7 @@
 # dm-linear, and the write cache is declared, flushed, and lost in a crash.
 # The guest's clock is checked against the model in 06-modeldev-timing.
 # timeout: 600
+# long: debug
 . /tests/lib.sh
 . /tests/t/modeldev.inc
 

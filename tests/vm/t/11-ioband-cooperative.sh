@@ -5,6 +5,7 @@
 # real gid (what newgrp does) leaves a gid group; a process in a user
 # namespace of its own writes as its subordinate uid, not as its user.
 # timeout: 120
+# long: debug
 . /tests/lib.sh
 
 nb=$(nullb_create coop0 64)

@@ -9,6 +9,7 @@
 # loaded host: with 0.1 ms per read the debug kernel's CPU was, and the
 # split fell to 58-66 % there (73-75 % on production).
 # timeout: 300
+# long: debug
 . /tests/lib.sh
 
 nb=$(nullb_create dg0 128 20000000 4)

@@ -4,6 +4,7 @@
 # share), it gets its share of what is left at once, not after the others
 # have caught up with all it got under the minimum.
 # timeout: 180
+# long: debug
 . /tests/lib.sh
 . /tests/t/range.inc
 

@@ -5,6 +5,7 @@
 # (at most two gaps of 250 ms or more between completions in 6 s, where a
 # once-a-second refill would leave five or six near 1000 ms).
 # timeout: 180
+# long: debug
 . /tests/lib.sh
 
 nb=$(nullb_create rl0 256)

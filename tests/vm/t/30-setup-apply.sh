@@ -5,6 +5,7 @@
 # nothing, a syntax error anywhere applies nothing, a failing line does not
 # stop the others; the same file from standard input.
 # timeout: 240
+# long: debug
 . /tests/lib.sh
 . /tests/t/setup.inc
 

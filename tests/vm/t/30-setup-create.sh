@@ -4,6 +4,7 @@
 # kernel (read back with dmsetup), names resolved in show, and nothing left
 # behind by a refused command.
 # timeout: 240
+# long: debug
 . /tests/lib.sh
 . /tests/t/setup.inc
 

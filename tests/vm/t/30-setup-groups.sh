@@ -5,6 +5,7 @@
 # table), ranges, names in show, I/O landing in the groups set up, and
 # refused commands that change nothing.
 # timeout: 240
+# long: debug
 . /tests/lib.sh
 . /tests/t/setup.inc
 

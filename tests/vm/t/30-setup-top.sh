@@ -6,6 +6,7 @@
 # sectors, counts within the status counters read around top's run, and
 # the heavier group ahead.
 # timeout: 240
+# long: debug
 . /tests/lib.sh
 . /tests/t/setup.inc
 

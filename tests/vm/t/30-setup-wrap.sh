@@ -5,6 +5,7 @@
 # step (injected) is undone, and afterwards the files written before and
 # during it all checksum the same and fsck finds the filesystem clean.
 # timeout: 420
+# long: debug
 . /tests/lib.sh
 . /tests/t/setup.inc
 require lvm

@@ -7,6 +7,7 @@
 # numbers left free.  The "Partitions of one disk" example runs in
 # 40-stack-partitions.sh.
 # timeout: 180
+# long: debug
 . /tests/lib.sh
 . /tests/t/stack.inc
 require fio

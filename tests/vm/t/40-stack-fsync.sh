@@ -18,6 +18,7 @@
 # against 1.1-2.7 s.  With both: 0.3-0.9 s in most runs, like dm-linear,
 # once 4.2 s (dm-linear 0.7 s).
 # timeout: 300
+# long: debug
 . /tests/lib.sh
 . /tests/t/stack.inc
 require mkfs.ext4

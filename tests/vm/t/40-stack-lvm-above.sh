@@ -4,6 +4,7 @@
 # and activated again, remounted: the checksums hold, e2fsck finds both
 # filesystems clean, and all of it went through ioband's counters.
 # timeout: 180
+# long: debug
 . /tests/lib.sh
 . /tests/t/stack.inc
 require lvm mkfs.ext4 e2fsck

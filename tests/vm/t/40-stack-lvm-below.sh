@@ -6,6 +6,7 @@
 # `ioband-setup wrap`, which swaps an LV's own table for ioband over a copy
 # under a mounted busy filesystem, is tested by 30-setup-wrap.sh.
 # timeout: 150
+# long: debug
 . /tests/lib.sh
 . /tests/t/stack.inc
 require lvm mkfs.ext4 e2fsck

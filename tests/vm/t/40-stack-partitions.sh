@@ -7,6 +7,7 @@
 # io_limit and with the io_limit 32 the example then sets (checked on the
 # production kernel; see check_shares for the debug kernel).
 # timeout: 240
+# long: debug
 . /tests/lib.sh
 . /tests/t/stack.inc
 require sfdisk fio

@@ -24,6 +24,7 @@
 # commit's writes waited behind the weight-100 default group and the
 # writers of both cgroups moved in lockstep, one commit at a time: 50-61 %.
 # timeout: 300
+# long: debug
 . /tests/lib.sh
 . /tests/t/stack.inc
 require mkfs.ext4
