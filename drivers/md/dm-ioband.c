@@ -229,6 +229,16 @@
  * dg->lock or with its own lock taken irq-safe.  No lock is shared between
  * device groups.
  *
+ * Interrupts are off while dg->lock is held, so the time it is held must
+ * not grow with the number of groups (up to 65536 a device).  A walk over
+ * a device's groups (status, reset, presuspend, resume, removal, a table's
+ * groups attached) takes the lock for IOBAND_LOCK_BATCH groups at a time
+ * (ioband_walk_groups()); a group that gets room wakes its own waiting
+ * submitters, not every group's (ioband_room_queue()).  Two things still
+ * grow with the groups under the lock, both rare and a few stores a
+ * group: a policy change by message restarts every group's virtual time,
+ * and growing the heap (on attach, doubling) copies it.
+ *
  * 10. Device time (weight-time)
  *
  * Under weight-time a bio costs the time the device spends on it, so a
@@ -325,6 +335,7 @@
 #include <linux/bio.h>
 #include <linux/cgroup.h>
 #include <linux/cred.h>
+#include <linux/hash.h>
 #include <linux/hrtimer.h>
 #include <linux/device-mapper.h>
 #include <linux/memcontrol.h>
@@ -361,6 +372,8 @@ struct ioband_group {
 	struct ioband_stats stats;
 };
 
+#define IOBAND_ROOM_WAIT_BITS	6
+
 struct ioband_dg {
 	struct list_head node;		/* on ioband_dgs */
 	char name[IOBAND_DG_NAME_MAX + 1];
@@ -376,7 +389,8 @@ struct ioband_dg {
 	struct workqueue_struct *wq;	/* this device group's own, see 7. */
 	struct work_struct submit_work;
 	struct hrtimer wake_timer;	/* an idle group's grace runs out */
-	wait_queue_head_t room_wait;	/* submitters of full groups */
+	/* submitters of full groups, by group: see ioband_room_queue() */
+	wait_queue_head_t room_wait[1 << IOBAND_ROOM_WAIT_BITS];
 };
 
 struct ioband_device {
@@ -397,6 +411,12 @@ struct ioband_device {
 	struct ioband_group def;
 	struct xarray groups;		/* id -> attached ioband_group */
 	u32 nr_groups;
+	/*
+	 * The minimums of the default and every attached group, in KB/s,
+	 * kept as they change so that no check walks the groups.  Under
+	 * conf_lock and lock.
+	 */
+	u64 min_sum;
 	/*
 	 * The last lookup's answer, under dg->lock: a stream of bios from
 	 * one submitter finds its group without walking the xarray (and a
@@ -746,32 +766,80 @@ static bool ioband_may_sleep(const struct bio *bio)
 }
 
 /*
+ * A submitter waiting for room in group @g sleeps on one of its device
+ * group's room queues, chosen by @g, and a group that gets room wakes its
+ * own sleepers only: a wake-up walks the sleepers of the groups that hash
+ * alike, not those of every group.  The queues belong to the device
+ * group, which outlives every bio, so a sleeper never waits on a group
+ * that was freed meanwhile.
+ */
+struct ioband_room_waiter {
+	struct wait_queue_entry wq;
+	const struct ioband_group *g;
+};
+
+static wait_queue_head_t *ioband_room_queue(struct ioband_dg *dg,
+					    const struct ioband_group *g)
+{
+	return &dg->room_wait[hash_ptr(g, IOBAND_ROOM_WAIT_BITS)];
+}
+
+/* @key: the group that has room, or NULL for every sleeper. */
+static int ioband_room_wake(struct wait_queue_entry *wq, unsigned int mode,
+			    int sync, void *key)
+{
+	struct ioband_room_waiter *w =
+		container_of(wq, struct ioband_room_waiter, wq);
+
+	if (key && key != w->g)
+		return 0;
+	return autoremove_wake_function(wq, mode, sync, key);
+}
+
+/* Every sleeper of @dg may look again: a device lets bios pass. */
+static void ioband_wake_all(struct ioband_dg *dg)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(dg->room_wait); i++)
+		wake_up_all(&dg->room_wait[i]);
+}
+
+/*
  * Sleeps until the group of @bio (@g, full) has room or the device lets
  * bios pass, for IOBAND_WAIT_MAX at most, or until a fatal signal comes,
  * and returns the group, looked up again: it may have been detached
  * meanwhile.  Then the bio is held as usual, beyond the bound if the wait
  * ended early: no bio is refused for a full group.  Called and returns
- * with dg->lock held.  Not inlined: it stays out of map()'s fast path, and
- * a waiting task's wchan names it.
+ * with dg->lock held, under which the waiter is queued before the lock is
+ * let go, so a wake-up cannot come between the test and the sleep.  Not
+ * inlined: it stays out of map()'s fast path, and a waiting task's wchan
+ * names it.
  */
 static noinline struct ioband_group *
 ioband_wait_for_room(struct ioband_device *d, struct bio *bio,
 		     struct ioband_bio *ib, struct ioband_group *g)
 {
 	struct ioband_dg *dg = d->dg;
+	struct ioband_room_waiter w;
 	long left = IOBAND_WAIT_MAX;
-	DEFINE_WAIT(wait);
 
+	lockdep_assert_held(&dg->lock);
+	init_wait_entry(&w.wq, 0);
+	w.wq.func = ioband_room_wake;
 	trace_ioband_wait(dg->name, g->id, bio);
 	do {
-		prepare_to_wait(&dg->room_wait, &wait, TASK_KILLABLE);
+		wait_queue_head_t *q = ioband_room_queue(dg, g);
+
+		w.g = g;
+		prepare_to_wait(q, &w.wq, TASK_KILLABLE);
 		spin_unlock_irq(&dg->lock);
 		left = io_schedule_timeout(left);
+		finish_wait(q, &w.wq);
 		spin_lock_irq(&dg->lock);
 		g = ioband_lookup(d, bio, ib);
 	} while (ioband_group_full(d, g) && left &&
 		 !fatal_signal_pending(current));
-	finish_wait(&dg->room_wait, &wait);
 	return g;
 }
 
@@ -781,11 +849,14 @@ static void ioband_unhold(struct ioband_dg *dg, struct ioband_group *g,
 {
 	u64 bound = ioband_hold_bound(dg, g);
 	bool was_full = g->held_sectors >= bound;
+	wait_queue_head_t *q;
 
 	g->held_sectors -= sectors;
-	if (was_full && g->held_sectors < bound &&
-	    wq_has_sleeper(&dg->room_wait))
-		wake_up_all(&dg->room_wait);
+	if (!was_full || g->held_sectors >= bound)
+		return;
+	q = ioband_room_queue(dg, g);
+	if (wq_has_sleeper(q))
+		__wake_up(q, TASK_NORMAL, 0, g);
 }
 
 /* ---- releasing held bios ------------------------------------------------ */
@@ -833,10 +904,12 @@ static bool ioband_release_allowed(struct ioband_dg *dg, u64 now)
 	return !bio_list_empty(&dg->ready);
 }
 
-static void ioband_release_group(struct ioband_dg *dg, struct ioband_group *g)
+/* Releases every bio @g holds, past every limit.  dg->lock held. */
+static void ioband_release_group(struct ioband_device *d,
+				 struct ioband_group *g, void *unused)
 {
 	while (!bio_list_empty(&g->held))
-		ioband_release_one(dg, g);
+		ioband_release_one(d->dg, g);
 }
 
 static void ioband_kick(struct ioband_dg *dg)
@@ -1085,6 +1158,7 @@ static struct ioband_dg *ioband_dg_get(const char *name,
 {
 	struct ioband_entity **heap;
 	struct ioband_dg *dg;
+	unsigned int i;
 
 	mutex_lock(&ioband_dgs_lock);
 	list_for_each_entry(dg, &ioband_dgs, node) {
@@ -1115,7 +1189,8 @@ static struct ioband_dg *ioband_dg_get(const char *name,
 	bio_list_init(&dg->ready);
 	INIT_WORK(&dg->submit_work, ioband_submit_work);
 	hrtimer_init(&dg->wake_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
-	init_waitqueue_head(&dg->room_wait);
+	for (i = 0; i < ARRAY_SIZE(dg->room_wait); i++)
+		init_waitqueue_head(&dg->room_wait[i]);
 	dg->wake_timer.function = ioband_wake;
 	list_add(&dg->node, &ioband_dgs);
 out:
@@ -1197,6 +1272,7 @@ static void ioband_group_init(struct ioband_device *d, struct ioband_group *g,
 	ioband_entity_prepare(&g->ent, conf->weight);
 	ioband_entity_set_range(&g->ent, conf->min_kbps, conf->max_kbps,
 				ktime_get_ns());
+	d->min_sum += conf->min_kbps;
 	if (d->live)
 		ioband_entity_join(&d->dg->sched, &g->ent);
 }
@@ -1215,8 +1291,45 @@ static void ioband_group_leave(struct ioband_device *d, struct ioband_group *g)
 }
 
 /*
+ * Every walk over a device's groups that needs dg->lock takes it for
+ * IOBAND_LOCK_BATCH groups at a time, so that interrupts stay off for as
+ * long at 65536 groups as at 32 (see 9.).
+ */
+#define IOBAND_LOCK_BATCH	32
+
+typedef void (*ioband_group_fn)(struct ioband_device *d,
+				struct ioband_group *g, void *arg);
+
+/*
+ * Calls @fn for every group attached to @d, under dg->lock, a batch at a
+ * time: groups attached or detached meanwhile may or may not be seen,
+ * each other group is seen exactly once.  @fn may detach its group.
+ */
+static void ioband_walk_groups(struct ioband_device *d, ioband_group_fn fn,
+			       void *arg)
+{
+	struct ioband_dg *dg = d->dg;
+	struct ioband_group *g;
+	unsigned long idx = 0;
+	unsigned int n;
+
+	do {
+		n = 0;
+		spin_lock_irq(&dg->lock);
+		xa_for_each_start(&d->groups, idx, g, idx) {
+			fn(d, g, arg);
+			if (++n == IOBAND_LOCK_BATCH)
+				break;
+		}
+		spin_unlock_irq(&dg->lock);
+		cond_resched();
+	} while (n == IOBAND_LOCK_BATCH && ++idx);
+}
+
+/*
  * Adds attached groups to a device.  Called with conf_lock held and the
- * heap reserved; nothing is visible to map() until it is complete.
+ * heap reserved.  Many groups come only from a table line, whose device
+ * sees no bio before it is resumed; a message attaches one.
  */
 static int ioband_attach(struct ioband_device *d,
 			 const struct ioband_group_conf *confs, u32 nr)
@@ -1238,15 +1351,18 @@ static int ioband_attach(struct ioband_device *d,
 			goto fail;
 	}
 
-	spin_lock_irq(&dg->lock);
 	for (i = 0; i < nr; i++) {
+		/* a batch at a time, as in ioband_walk_groups() */
+		if (i % IOBAND_LOCK_BATCH == 0)
+			spin_lock_irq(&dg->lock);
 		ioband_group_init(d, gs[i], &confs[i]);
 		/* reserved above: cannot fail or allocate */
 		xa_store(&d->groups, confs[i].id, gs[i], GFP_ATOMIC);
+		d->nr_groups++;
+		d->last_grp = NULL;
+		if (i % IOBAND_LOCK_BATCH == IOBAND_LOCK_BATCH - 1 || i == nr - 1)
+			spin_unlock_irq(&dg->lock);
 	}
-	d->nr_groups += nr;
-	d->last_grp = NULL;
-	spin_unlock_irq(&dg->lock);
 	dg->nr_entities += nr;
 	kvfree(gs);
 	return 0;
@@ -1274,6 +1390,7 @@ static bool ioband_detach_locked(struct ioband_device *d,
 
 	xa_erase(&d->groups, g->id);
 	d->nr_groups--;
+	d->min_sum -= g->ent.min_kbps;
 	d->last_grp = NULL;
 	ioband_sched_move_held(s, &g->ent, &d->def.ent, ktime_get_ns());
 	bio_list_merge(&d->def.held, &g->held);
@@ -1311,23 +1428,24 @@ static int ioband_detach(struct ioband_device *d, s64 id)
 
 /* ---- constructor and destructor ------------------------------------------ */
 
+/* dm has waited for every bio: nothing is held or in flight. */
+static void ioband_group_free(struct ioband_device *d, struct ioband_group *g,
+			      void *unused)
+{
+	WARN_ON_ONCE(!bio_list_empty(&g->held) || g->ent.nr_inflight);
+	xa_erase(&d->groups, g->id);
+	ioband_group_leave(d, g);
+	kfree(g);
+}
+
 static void ioband_dtr(struct dm_target *ti)
 {
 	struct ioband_device *d = ti->private;
 	struct ioband_dg *dg = d->dg;
-	struct ioband_group *g;
-	unsigned long idx;
-	LIST_HEAD(to_free);
 
 	mutex_lock(&dg->conf_lock);
+	ioband_walk_groups(d, ioband_group_free, NULL);
 	spin_lock_irq(&dg->lock);
-	/* dm has waited for every bio: nothing is held or in flight. */
-	xa_for_each(&d->groups, idx, g) {
-		WARN_ON_ONCE(!bio_list_empty(&g->held) || g->ent.nr_inflight);
-		xa_erase(&d->groups, idx);
-		ioband_group_leave(d, g);
-		kfree(g);
-	}
 	ioband_group_leave(d, &d->def);
 	if (d->live)
 		list_del(&d->dg_node);
@@ -1344,14 +1462,8 @@ static void ioband_dtr(struct dm_target *ti)
 /* The minimum bandwidths of @d's groups, in KB/s.  conf_lock held. */
 static u64 ioband_device_min_sum(struct ioband_device *d)
 {
-	struct ioband_group *g;
-	unsigned long idx;
-	u64 sum = d->def.ent.min_kbps;
-
 	lockdep_assert_held(&d->dg->conf_lock);
-	xa_for_each(&d->groups, idx, g)
-		sum += g->ent.min_kbps;
-	return sum;
+	return d->min_sum;
 }
 
 /*
@@ -1563,17 +1675,14 @@ static void ioband_presuspend(struct dm_target *ti)
 {
 	struct ioband_device *d = ti->private;
 	struct ioband_dg *dg = d->dg;
-	struct ioband_group *g;
-	unsigned long idx;
 
 	spin_lock_irq(&dg->lock);
 	d->passthrough = true;
-	ioband_release_group(dg, &d->def);
-	xa_for_each(&d->groups, idx, g)
-		ioband_release_group(dg, g);
-	/* a sleeper of this device may pass now */
-	wake_up_all(&dg->room_wait);
+	ioband_release_group(d, &d->def, NULL);
 	spin_unlock_irq(&dg->lock);
+	ioband_walk_groups(d, ioband_release_group, NULL);
+	/* a sleeper of this device may pass now */
+	ioband_wake_all(dg);
 	queue_work(dg->wq, &dg->submit_work);
 }
 
@@ -1612,29 +1721,39 @@ static int ioband_preresume(struct dm_target *ti)
 	return r;
 }
 
+/* dg->lock held */
+static void ioband_group_join(struct ioband_device *d, struct ioband_group *g,
+			      void *unused)
+{
+	lockdep_assert_held(&d->dg->lock);
+	ioband_entity_join(&d->dg->sched, &g->ent);
+}
+
 /*
- * @d's groups join the scheduler.  A device alone in its device group
- * brings its table's settings; else they are the group's already
- * (ioband_may_go_live()).  conf_lock and lock held.
+ * @d's groups join the scheduler, a batch at a time: the device is
+ * suspended until resume returns, so no bio of it meets a group that has
+ * not joined yet.  A device alone in its device group brings its table's
+ * settings; else they are the group's already (ioband_may_go_live()).
+ * conf_lock held.
  */
 static void ioband_go_live(struct ioband_device *d)
 {
 	struct ioband_dg *dg = d->dg;
-	struct ioband_group *g;
-	unsigned long idx;
 
 	lockdep_assert_held(&dg->conf_lock);
-	lockdep_assert_held(&dg->lock);
+	spin_lock_irq(&dg->lock);
 	if (!ioband_dg_shared(dg, dm_table_get_md(d->ti->table))) {
 		/* a table line has no carryover: keep the one in force */
 		d->table_conf.carryover = dg->sched.conf.carryover;
 		ioband_dg_set_conf(dg, &d->table_conf);
 	}
-	ioband_entity_join(&dg->sched, &d->def.ent);
-	xa_for_each(&d->groups, idx, g)
-		ioband_entity_join(&dg->sched, &g->ent);
+	ioband_group_join(d, &d->def, NULL);
+	spin_unlock_irq(&dg->lock);
+	ioband_walk_groups(d, ioband_group_join, NULL);
+	spin_lock_irq(&dg->lock);
 	list_add_tail(&d->dg_node, &dg->devices);
 	d->live = true;
+	spin_unlock_irq(&dg->lock);
 }
 
 static void ioband_resume(struct dm_target *ti)
@@ -1643,10 +1762,10 @@ static void ioband_resume(struct dm_target *ti)
 	struct ioband_dg *dg = d->dg;
 
 	mutex_lock(&dg->conf_lock);
-	spin_lock_irq(&dg->lock);
-	d->passthrough = false;
 	if (!d->live)
 		ioband_go_live(d);
+	spin_lock_irq(&dg->lock);
+	d->passthrough = false;
 	spin_unlock_irq(&dg->lock);
 	mutex_unlock(&dg->conf_lock);
 	ioband_kick(dg);
@@ -1682,9 +1801,11 @@ static int ioband_msg_group(struct ioband_device *d,
 					 ioband_dg_min_sum(dg, NULL) -
 					 g->ent.min_kbps + conf->min_kbps,
 					 error);
-		if (!r)
+		if (!r) {
+			d->min_sum += conf->min_kbps - g->ent.min_kbps;
 			ioband_entity_set_range(&g->ent, conf->min_kbps,
 						conf->max_kbps, ktime_get_ns());
+		}
 	}
 	spin_unlock_irq(&dg->lock);
 	return r;
@@ -1731,16 +1852,20 @@ static int ioband_msg_type(struct ioband_device *d, enum ioband_group_type type,
 	return 0;
 }
 
+/* dg->lock held */
+static void ioband_reset_stats(struct ioband_device *d, struct ioband_group *g,
+			       void *unused)
+{
+	lockdep_assert_held(&d->dg->lock);
+	memset(&g->stats, 0, sizeof(g->stats));
+}
+
 static void ioband_msg_reset(struct ioband_device *d)
 {
-	struct ioband_group *g;
-	unsigned long idx;
-
 	spin_lock_irq(&d->dg->lock);
-	memset(&d->def.stats, 0, sizeof(d->def.stats));
-	xa_for_each(&d->groups, idx, g)
-		memset(&g->stats, 0, sizeof(g->stats));
+	ioband_reset_stats(d, &d->def, NULL);
 	spin_unlock_irq(&d->dg->lock);
+	ioband_walk_groups(d, ioband_reset_stats, NULL);
 }
 
 static int ioband_msg_setting(struct ioband_device *d,
@@ -1817,56 +1942,96 @@ static int ioband_message(struct dm_target *ti, unsigned int argc,
 
 /* ---- status -------------------------------------------------------------- */
 
-static void ioband_emit_stats(struct ioband_group *g, char *result,
-			      unsigned int maxlen, unsigned int *sz_out)
-{
-	const struct ioband_stats *st = &g->stats;
-	unsigned int sz = *sz_out;
+/* Where status writes, and what it knows of the table. */
+struct ioband_emit {
+	char *result;
+	unsigned int maxlen;
+	unsigned int sz;
+	enum ioband_policy policy;
+};
 
+/* A group's counters.  dg->lock held, so that they agree with each other. */
+static void ioband_emit_stats(struct ioband_device *d, struct ioband_group *g,
+			      void *arg)
+{
+	struct ioband_emit *em = arg;
+	const struct ioband_stats *st = &g->stats;
+	char *result = em->result;
+	unsigned int maxlen = em->maxlen, sz = em->sz;
+
+	lockdep_assert_held(&d->dg->lock);
 	DMEMIT(" %lld %llu %llu %llu %llu %llu %llu", g->id, st->reads,
 	       st->delayed_reads, st->read_sectors, st->writes,
 	       st->delayed_writes, st->write_sectors);
-	*sz_out = sz;
+	em->sz = sz;
 }
 
 /* A group as a table line gives it: weights, or ranges under range-bw. */
-static void ioband_emit_group_conf(enum ioband_policy policy,
-				   struct ioband_group *g, char *result,
-				   unsigned int maxlen, unsigned int *sz_out)
+static void ioband_emit_group_conf(struct ioband_device *d,
+				   struct ioband_group *g, void *arg)
 {
-	unsigned int sz = *sz_out;
+	struct ioband_emit *em = arg;
+	char *result = em->result;
+	unsigned int maxlen = em->maxlen, sz = em->sz;
 
+	lockdep_assert_held(&d->dg->lock);
 	if (g->id != IOBAND_DEFAULT_GROUP)
 		DMEMIT(" %lld", g->id);
 	else
 		DMEMIT(" ");
-	if (policy == IOBAND_POLICY_RANGE_BW)
+	if (em->policy == IOBAND_POLICY_RANGE_BW)
 		DMEMIT(":%u:%u", g->ent.min_kbps, g->ent.max_kbps);
 	else
 		DMEMIT(":%u", g->ent.weight);
-	*sz_out = sz;
+	em->sz = sz;
 }
 
-static void ioband_emit_table(struct ioband_device *d, char *result,
-			      unsigned int maxlen, unsigned int *sz_out)
+/*
+ * The table line; its settings are read once, so that every group is
+ * written in the same policy's terms even if a message changes it while
+ * the groups are written (a batch at a time, see ioband_walk_groups()).
+ */
+static void ioband_emit_table(struct ioband_device *d, struct ioband_emit *em)
 {
-	const struct ioband_dg_conf *c = d->live ? &d->dg->sched.conf :
-						   &d->table_conf;
-	struct ioband_group *g;
-	unsigned int sz = *sz_out;
-	unsigned long idx;
+	struct ioband_dg *dg = d->dg;
+	struct ioband_dg_conf c;
+	char *result = em->result;
+	unsigned int maxlen = em->maxlen, sz;
 
-	DMEMIT("%s %s %u %u %s %s %u", d->dev->name, d->dg->name,
-	       c->io_throttle, c->io_limit, ioband_type_name(d->type),
-	       ioband_policy_name(c->policy), c->token_base);
-	*sz_out = sz;
-	ioband_emit_group_conf(c->policy, &d->def, result, maxlen, sz_out);
-	xa_for_each(&d->groups, idx, g)
-		ioband_emit_group_conf(c->policy, g, result, maxlen, sz_out);
-	sz = *sz_out;
-	if (c->bandwidth)
-		DMEMIT(" bandwidth=%u", c->bandwidth);
-	*sz_out = sz;
+	spin_lock_irq(&dg->lock);
+	c = d->live ? dg->sched.conf : d->table_conf;
+	em->policy = c.policy;
+	sz = em->sz;
+	DMEMIT("%s %s %u %u %s %s %u", d->dev->name, dg->name,
+	       c.io_throttle, c.io_limit, ioband_type_name(d->type),
+	       ioband_policy_name(c.policy), c.token_base);
+	em->sz = sz;
+	ioband_emit_group_conf(d, &d->def, em);
+	spin_unlock_irq(&dg->lock);
+	ioband_walk_groups(d, ioband_emit_group_conf, em);
+	sz = em->sz;
+	if (c.bandwidth)
+		DMEMIT(" bandwidth=%u", c.bandwidth);
+	em->sz = sz;
+}
+
+/*
+ * Each group's counters agree with each other, but two groups' may come
+ * from instants apart: the groups are written a batch at a time, so that
+ * interrupts are not off for as long as 65536 groups take to format.
+ */
+static void ioband_emit_info(struct ioband_device *d, struct ioband_emit *em)
+{
+	struct ioband_dg *dg = d->dg;
+	char *result = em->result;
+	unsigned int maxlen = em->maxlen, sz = em->sz;
+
+	DMEMIT("%s", dg->name);
+	em->sz = sz;
+	spin_lock_irq(&dg->lock);
+	ioband_emit_stats(d, &d->def, em);
+	spin_unlock_irq(&dg->lock);
+	ioband_walk_groups(d, ioband_emit_stats, em);
 }
 
 static void ioband_status(struct dm_target *ti, status_type_t type,
@@ -1875,34 +2040,31 @@ static void ioband_status(struct dm_target *ti, status_type_t type,
 {
 	struct ioband_device *d = ti->private;
 	struct ioband_dg *dg = d->dg;
-	const struct ioband_dg_conf *c = &dg->sched.conf;
-	struct ioband_group *g;
-	unsigned int sz = 0;
-	unsigned long idx;
+	struct ioband_emit em = { .result = result, .maxlen = maxlen };
+	struct ioband_dg_conf c;
+	unsigned int sz = 0, nr_groups;
 
-	spin_lock_irq(&dg->lock);
 	switch (type) {
 	case STATUSTYPE_INFO:
-		DMEMIT("%s", dg->name);
-		ioband_emit_stats(&d->def, result, maxlen, &sz);
-		xa_for_each(&d->groups, idx, g)
-			ioband_emit_stats(g, result, maxlen, &sz);
+		ioband_emit_info(d, &em);
 		break;
 	case STATUSTYPE_TABLE:
-		ioband_emit_table(d, result, maxlen, &sz);
+		ioband_emit_table(d, &em);
 		break;
 	case STATUSTYPE_IMA:
+		spin_lock_irq(&dg->lock);
+		c = dg->sched.conf;
+		nr_groups = d->nr_groups;
+		spin_unlock_irq(&dg->lock);
 		DMEMIT_TARGET_NAME_VERSION(ti->type);
 		DMEMIT(",device_name=%s,device_group=%s,group_type=%s,policy=%s",
 		       d->dev->name, dg->name, ioband_type_name(d->type),
-		       ioband_policy_name(c->policy));
+		       ioband_policy_name(c.policy));
 		DMEMIT(",io_throttle=%u,io_limit=%u,token_base=%u,carryover=%u",
-		       c->io_throttle, c->io_limit, c->token_base,
-		       c->carryover);
-		DMEMIT(",groups=%u;", d->nr_groups + 1);
+		       c.io_throttle, c.io_limit, c.token_base, c.carryover);
+		DMEMIT(",groups=%u;", nr_groups + 1);
 		break;
 	}
-	spin_unlock_irq(&dg->lock);
 }
 
 static int ioband_iterate_devices(struct dm_target *ti,

@@ -3,6 +3,7 @@
 # dirtying cgroup), user, gid, pid and pgrp.  Each case does I/O and checks
 # which group's counters moved.
 # timeout: 300
+# long: debug
 . /tests/lib.sh
 
 nb=$(nullb_create cls0 256 "" "" 1)

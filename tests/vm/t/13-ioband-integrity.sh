@@ -3,6 +3,7 @@
 # and verify (crc32c) their own regions at once through ioband, with
 # a one-token window and io_limit 8, so that bios are held.
 # timeout: 400
+# long: debug
 . /tests/lib.sh
 
 nb=$(nullb_create integ0 256 100000 4 1)

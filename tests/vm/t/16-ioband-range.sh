@@ -2,6 +2,7 @@
 # range-bw: caps hold for reads and for writes, a cap changed by message
 # takes effect live, and switching policies under load loses nothing.
 # timeout: 300
+# long: debug
 . /tests/lib.sh
 
 nb=$(nullb_create rng0 128 "" "" 1)

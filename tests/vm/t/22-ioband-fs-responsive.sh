@@ -15,6 +15,7 @@
 # was 1.2 s too.  It fails when the commit waits for A's data (1 KiB
 # blocks, ordered data: jbd2 blocked for more than 120 s).
 # timeout: 200
+# long: debug
 . /tests/lib.sh
 require mkfs.ext4
 

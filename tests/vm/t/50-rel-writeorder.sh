@@ -7,6 +7,7 @@
 # cut there would leave it must pass e2fsck -fn once its journal is
 # replayed; at the end every fsync-acknowledged file must be there.
 # timeout: 400
+# long: debug
 . /tests/lib.sh
 . /tests/t/rel.inc
 . /tests/t/crash.inc
