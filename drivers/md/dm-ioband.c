@@ -1802,7 +1802,8 @@ static int ioband_msg_group(struct ioband_device *d,
 					 g->ent.min_kbps + conf->min_kbps,
 					 error);
 		if (!r) {
-			d->min_sum += conf->min_kbps - g->ent.min_kbps;
+			d->min_sum = d->min_sum - g->ent.min_kbps +
+				     conf->min_kbps;
 			ioband_entity_set_range(&g->ent, conf->min_kbps,
 						conf->max_kbps, ktime_get_ns());
 		}

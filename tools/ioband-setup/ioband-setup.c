@@ -1514,8 +1514,17 @@ static int cmd_top(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &tprev);
 	next = tprev;
 	while (!stop_top && (!count || done < count)) {
+		struct timespec now;
 		double dt;
 
+		/*
+		 * A sample that came late (a loaded machine) moves the next
+		 * one: at the old time it would come at once, and report
+		 * rates over a few milliseconds.
+		 */
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (ts_sec(&now) - ts_sec(&next) > interval)
+			next = now;
 		next.tv_sec += (time_t)interval;
 		next.tv_nsec += (long)((interval - floor(interval)) * 1e9);
 		if (next.tv_nsec >= 1000000000L) {
