@@ -1218,8 +1218,8 @@ int main(int argc, char **argv)
 bad:
 	printf("dmfuzz: the %s was ", table ? "table line" : "message");
 	print_escaped(stdout, in);
-	printf("\ndmfuzz: replay: dmfuzz %s %lu ... (seed %s, input %lu)\n",
-	       argv[1], i, argv[1], i);
+	printf("\ndmfuzz: input %lu of seed %s: the same seed replays it\n",
+	       i, argv[1]);
 	printf("%lu inputs: %lu tables (%lu accepted), %lu messages (%lu accepted)\n",
 	       i, tables, tables_ok, msgs, msgs_ok);
 	return 1;
