@@ -9,7 +9,7 @@
 # byte-identical.  A writer verifies its data all along, through every
 # reload.  A failure prints the seed: rerun with VM_APPEND=dmfuzz.seed=N
 # (and dmfuzz.count=N to scale the run) to replay it.
-# timeout: 420
+# timeout: 540
 . /tests/lib.sh
 . /tests/t/rel.inc
 
@@ -36,7 +36,7 @@ rel_loop_start w timeout 120 fio --name=fz --filename="$dev" --rw=randwrite \
 	--ioengine=psync --verify_fatal=1 --group_reporting
 
 t0=$(date +%s.%N)
-timeout 300 dmfuzz "$seed" "$COUNT" fz "$below" "$sz" /tests/fuzz-corpus/* \
+timeout 450 dmfuzz "$seed" "$COUNT" fz "$below" "$sz" /tests/fuzz-corpus/* \
 	/tests/t/bad-input.corpus >"$TESTDIR/fuzz.out" 2>&1
 rc=$?
 log "dmfuzz took $(echo "$(date +%s.%N) $t0" | awk '{ print $1 - $2 }') s"
