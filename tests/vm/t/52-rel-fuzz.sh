@@ -10,6 +10,7 @@
 # reload.  A failure prints the seed: rerun with VM_APPEND=dmfuzz.seed=N
 # (and dmfuzz.count=N to scale the run) to replay it.
 # timeout: 540
+# long: debug
 . /tests/lib.sh
 . /tests/t/rel.inc
 
