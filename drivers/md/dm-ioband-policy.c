@@ -581,76 +581,157 @@ int ioband_dg_conf_update(struct ioband_dg_conf *conf,
 }
 EXPORT_SYMBOL_GPL(ioband_dg_conf_update);
 
-/* ---- the heap of groups holding bios --------------------------------------
+/* ---- the heaps ------------------------------------------------------------
  *
- * A binary min-heap on vtime, so the group furthest behind is found in
- * O(1) and re-placed in O(log n).  Virtual times wrap; compare differences.
+ * Binary min-heaps of groups, each in its own IOBAND_NR_HEAPS-th of the
+ * storage the target provides, so the group first in an order is found in
+ * O(1) and re-placed in O(log n).  The held heap orders every group holding
+ * bios by vtime; range-bw's are described under "range-bw" below.  Virtual
+ * times and times wrap; compare differences.
  */
 static bool ioband_vt_before(u64 a, u64 b)
 {
 	return (s64)(a - b) < 0;
 }
 
-static void ioband_heap_set(struct ioband_sched *s, u32 i,
-			    struct ioband_entity *e)
+#ifdef __KERNEL__
+#define ioband_count_visit()	do { } while (0)
+#else
+unsigned long ioband_heap_visits;
+#define ioband_count_visit()	(ioband_heap_visits++)
+#endif
+
+/* range-bw's classes of a held group; IOBAND_RANGE_NONE when not held */
+enum {
+	IOBAND_RANGE_NONE,
+	IOBAND_RANGE_OWED,	/* below its minimum, not capped */
+	IOBAND_RANGE_OTHER,	/* neither capped nor owed */
+	IOBAND_RANGE_CAPPED,
+};
+
+static struct ioband_entity **ioband_heap_slots(struct ioband_sched *s,
+						enum ioband_heap_id h)
 {
-	s->heap[i] = e;
-	e->heap_idx = i;
+	return s->heap + h * s->heap_cap;
 }
 
-static void ioband_heap_up(struct ioband_sched *s, u32 i)
+static u32 *ioband_heap_len(struct ioband_sched *s, enum ioband_heap_id h)
 {
-	struct ioband_entity *e = s->heap[i];
+	return h == IOBAND_HEAP_HELD ? &s->heap_len : &s->range_len[h - 1];
+}
+
+static s32 *ioband_heap_idx(struct ioband_entity *e, enum ioband_heap_id h)
+{
+	if (h == IOBAND_HEAP_HELD)
+		return &e->heap_idx;
+	return h == IOBAND_HEAP_FREE ? &e->free_idx : &e->wait_idx;
+}
+
+/* Whether @a goes before @b in heap @h. */
+static bool ioband_heap_before(enum ioband_heap_id h,
+			       const struct ioband_entity *a,
+			       const struct ioband_entity *b)
+{
+	switch (h) {
+	case IOBAND_HEAP_HELD:
+		break;
+	case IOBAND_HEAP_FREE:
+		/* the owed first, then by vtime */
+		if (a->range_class != b->range_class)
+			return a->range_class == IOBAND_RANGE_OWED;
+		break;
+	default:
+		return ioband_vt_before(a->range_due, b->range_due);
+	}
+	return ioband_vt_before(a->vtime, b->vtime);
+}
+
+static void ioband_heap_set(struct ioband_sched *s, enum ioband_heap_id h,
+			    u32 i, struct ioband_entity *e)
+{
+	ioband_heap_slots(s, h)[i] = e;
+	*ioband_heap_idx(e, h) = i;
+}
+
+static void ioband_heap_up(struct ioband_sched *s, enum ioband_heap_id h,
+			   u32 i)
+{
+	struct ioband_entity **heap = ioband_heap_slots(s, h);
+	struct ioband_entity *e = heap[i];
 
 	while (i) {
 		u32 parent = (i - 1) / 2;
 
-		if (!ioband_vt_before(e->vtime, s->heap[parent]->vtime))
+		ioband_count_visit();
+		if (!ioband_heap_before(h, e, heap[parent]))
 			break;
-		ioband_heap_set(s, i, s->heap[parent]);
+		ioband_heap_set(s, h, i, heap[parent]);
 		i = parent;
 	}
-	ioband_heap_set(s, i, e);
+	ioband_heap_set(s, h, i, e);
 }
 
-static void ioband_heap_down(struct ioband_sched *s, u32 i)
+static void ioband_heap_down(struct ioband_sched *s, enum ioband_heap_id h,
+			     u32 i)
 {
-	struct ioband_entity *e = s->heap[i];
+	struct ioband_entity **heap = ioband_heap_slots(s, h);
+	u32 len = *ioband_heap_len(s, h);
+	struct ioband_entity *e = heap[i];
 
 	for (;;) {
 		u32 child = 2 * i + 1;
 
-		if (child >= s->heap_len)
+		ioband_count_visit();
+		if (child >= len)
 			break;
-		if (child + 1 < s->heap_len &&
-		    ioband_vt_before(s->heap[child + 1]->vtime, s->heap[child]->vtime))
+		if (child + 1 < len &&
+		    ioband_heap_before(h, heap[child + 1], heap[child]))
 			child++;
-		if (!ioband_vt_before(s->heap[child]->vtime, e->vtime))
+		if (!ioband_heap_before(h, heap[child], e))
 			break;
-		ioband_heap_set(s, i, s->heap[child]);
+		ioband_heap_set(s, h, i, heap[child]);
 		i = child;
 	}
-	ioband_heap_set(s, i, e);
+	ioband_heap_set(s, h, i, e);
 }
 
-static void ioband_heap_insert(struct ioband_sched *s, struct ioband_entity *e)
+/* Appends @e to heap @h, leaving its order to the caller. */
+static void ioband_heap_append(struct ioband_sched *s, enum ioband_heap_id h,
+			       struct ioband_entity *e)
 {
-	/* The target sizes the heap for every group of the device group. */
-	ioband_heap_set(s, s->heap_len++, e);
-	ioband_heap_up(s, e->heap_idx);
+	/* The target sizes the heaps for every group of the device group. */
+	ioband_heap_set(s, h, (*ioband_heap_len(s, h))++, e);
 }
 
-static void ioband_heap_remove(struct ioband_sched *s, struct ioband_entity *e)
+static void ioband_heap_insert(struct ioband_sched *s, enum ioband_heap_id h,
+			       struct ioband_entity *e)
 {
-	u32 i = e->heap_idx;
-	struct ioband_entity *last = s->heap[--s->heap_len];
+	ioband_heap_append(s, h, e);
+	ioband_heap_up(s, h, *ioband_heap_idx(e, h));
+}
 
-	e->heap_idx = -1;
+static void ioband_heap_remove(struct ioband_sched *s, enum ioband_heap_id h,
+			       struct ioband_entity *e)
+{
+	s32 *idx = ioband_heap_idx(e, h);
+	u32 i = *idx, len = --*ioband_heap_len(s, h);
+	struct ioband_entity *last = ioband_heap_slots(s, h)[len];
+
+	*idx = -1;
 	if (last == e)
 		return;
-	ioband_heap_set(s, i, last);
-	ioband_heap_up(s, i);
-	ioband_heap_down(s, last->heap_idx);
+	ioband_heap_set(s, h, i, last);
+	ioband_heap_up(s, h, i);
+	ioband_heap_down(s, h, *ioband_heap_idx(last, h));
+}
+
+/* Orders heap @h, filled by ioband_heap_append(), in O(n). */
+static void ioband_heap_build(struct ioband_sched *s, enum ioband_heap_id h)
+{
+	u32 i = *ioband_heap_len(s, h) / 2;
+
+	while (i--)
+		ioband_heap_down(s, h, i);
 }
 
 /* ---- scheduling ------------------------------------------------------------
@@ -757,29 +838,39 @@ void ioband_sched_init(struct ioband_sched *s, const struct ioband_dg_conf *c,
 }
 EXPORT_SYMBOL_GPL(ioband_sched_init);
 
+static void ioband_range_switch(struct ioband_sched *s, bool on);
+
 void ioband_sched_set_conf(struct ioband_sched *s,
 			   const struct ioband_dg_conf *conf)
 {
+	bool was_range = s->conf.policy == IOBAND_POLICY_RANGE_BW;
+	bool is_range = conf->policy == IOBAND_POLICY_RANGE_BW;
+
 	/* what another policy's bios taught may be stale: learn afresh */
 	if (conf->policy != s->conf.policy)
 		ioband_est_init(&s->est);
 	s->conf = *conf;
 	ioband_update_window(s);
+	if (was_range != is_range)
+		ioband_range_switch(s, is_range);
 }
 EXPORT_SYMBOL_GPL(ioband_sched_set_conf);
 
 /*
- * Moves the heap into new storage of @heap_cap slots (at least heap_len)
- * and returns the old storage for the caller to free.
+ * Moves the heaps into new storage of IOBAND_HEAP_SLOTS(@heap_cap) slots
+ * (@heap_cap at least heap_len) and returns the old storage for the caller
+ * to free.
  */
 struct ioband_entity **ioband_sched_swap_heap(struct ioband_sched *s,
 					      struct ioband_entity **heap,
 					      u32 heap_cap)
 {
 	struct ioband_entity **old = s->heap;
+	enum ioband_heap_id h;
 
-	if (s->heap_len)
-		memcpy(heap, old, s->heap_len * sizeof(*heap));
+	for (h = 0; h < IOBAND_NR_HEAPS; h++)
+		memcpy(heap + h * heap_cap, ioband_heap_slots(s, h),
+		       *ioband_heap_len(s, h) * sizeof(*heap));
 	s->heap = heap;
 	s->heap_cap = heap_cap;
 	return old;
@@ -802,6 +893,8 @@ void ioband_entity_prepare(struct ioband_entity *e, u32 weight)
 	e->weight = weight;
 	e->inv_weight = ioband_inv_weight(weight);
 	e->heap_idx = -1;
+	e->free_idx = -1;
+	e->wait_idx = -1;
 }
 EXPORT_SYMBOL_GPL(ioband_entity_prepare);
 
@@ -1008,38 +1101,36 @@ static s64 ioband_range_depth(u32 kbps)
 	return depth > 8 * NSEC_PER_SEC_S64 ? depth : 8 * NSEC_PER_SEC_S64;
 }
 
+/*
+ * A bucket of @kbps that held @tokens, @elapsed ns later.  Filling is
+ * exact however long ago the bucket was last filled, so filling it once
+ * equals filling it at every moment in between: a group's buckets are
+ * filled only when it is looked at.  The time to fill it bounds the
+ * product.
+ */
+static s64 ioband_range_fill(s64 tokens, s64 elapsed, u32 kbps)
+{
+	s64 rate = ioband_range_rate(kbps), depth = ioband_range_depth(kbps);
+
+	if (tokens >= depth || (u64)elapsed > div64_u64(depth - tokens, rate))
+		return depth;
+	return tokens + elapsed * rate;
+}
+
 static void ioband_range_refill(struct ioband_entity *e, u64 now)
 {
 	s64 elapsed = (s64)(now - e->refilled_at);
 
 	if (elapsed <= 0)
 		return;
-	/* a full second refills any bucket; it also bounds the product */
-	if (elapsed > NSEC_PER_SEC_S64)
-		elapsed = NSEC_PER_SEC_S64;
 	e->refilled_at = now;
-	if (e->max_kbps) {
-		e->cap_tokens += elapsed * ioband_range_rate(e->max_kbps);
-		if (e->cap_tokens > ioband_range_depth(e->max_kbps))
-			e->cap_tokens = ioband_range_depth(e->max_kbps);
-	}
-	if (e->min_kbps) {
-		e->min_tokens += elapsed * ioband_range_rate(e->min_kbps);
-		if (e->min_tokens > ioband_range_depth(e->min_kbps))
-			e->min_tokens = ioband_range_depth(e->min_kbps);
-	}
+	if (e->max_kbps)
+		e->cap_tokens = ioband_range_fill(e->cap_tokens, elapsed,
+						  e->max_kbps);
+	if (e->min_kbps)
+		e->min_tokens = ioband_range_fill(e->min_tokens, elapsed,
+						  e->min_kbps);
 }
-
-void ioband_entity_set_range(struct ioband_entity *e, u32 min_kbps,
-			     u32 max_kbps, u64 now)
-{
-	e->min_kbps = min_kbps;
-	e->max_kbps = max_kbps;
-	e->refilled_at = now;
-	e->cap_tokens = max_kbps ? ioband_range_depth(max_kbps) : 0;
-	e->min_tokens = 0;
-}
-EXPORT_SYMBOL_GPL(ioband_entity_set_range);
 
 static bool ioband_range_capped(const struct ioband_entity *e)
 {
@@ -1051,12 +1142,10 @@ static bool ioband_range_below_min(const struct ioband_entity *e)
 	return e->min_kbps && e->min_tokens > 0;
 }
 
-/* When a capped group's debt will have been paid. */
-static u64 ioband_range_ready_at(const struct ioband_entity *e, u64 now)
+/* When a bucket of @kbps, at @tokens (not above 0) at @at, is above 0. */
+static u64 ioband_range_when_positive(s64 tokens, u32 kbps, u64 at)
 {
-	s64 rate = ioband_range_rate(e->max_kbps);
-
-	return now + div64_u64(-e->cap_tokens + rate, rate);
+	return at + div64_u64(-tokens, ioband_range_rate(kbps)) + 1;
 }
 
 static void ioband_range_charge(struct ioband_entity *e, u32 cost)
@@ -1078,6 +1167,123 @@ static void ioband_earliest(u64 *wake_at, u64 t)
 	if (t && (!*wake_at || ioband_vt_before(t, *wake_at)))
 		*wake_at = t;
 }
+
+/*
+ * range-bw keeps each held group in heaps by its class: the free heap
+ * holds the groups not capped, those below their minimum (owed) first,
+ * then by vtime, so its head is the one ioband_sched_next() serves; the
+ * capped heap holds the capped groups by when they are paid up, and the
+ * met heap the free groups with a minimum they have met, by when it is
+ * owed again.  Filling only raises buckets, so a held group's class
+ * changes with time alone only at its range_due, and only out of the
+ * capped or met heap; anything else that changes it (a charge, a new
+ * range) takes the group out of its heaps first and files it again after.
+ * A group's class is taken from its buckets as of their last fill, which
+ * with range_due tells it at any later time.
+ */
+static void ioband_range_add(struct ioband_sched *s, enum ioband_heap_id h,
+			     struct ioband_entity *e, bool sift)
+{
+	if (sift)
+		ioband_heap_insert(s, h, e);
+	else
+		ioband_heap_append(s, h, e);
+}
+
+static void ioband_range_place(struct ioband_sched *s, struct ioband_entity *e,
+			       bool sift)
+{
+	ioband_count_visit();
+	if (ioband_range_capped(e)) {
+		e->range_class = IOBAND_RANGE_CAPPED;
+		e->range_due = ioband_range_when_positive(e->cap_tokens,
+							  e->max_kbps,
+							  e->refilled_at);
+		ioband_range_add(s, IOBAND_HEAP_CAPPED, e, sift);
+		return;
+	}
+	e->range_class = ioband_range_below_min(e) ? IOBAND_RANGE_OWED :
+						     IOBAND_RANGE_OTHER;
+	ioband_range_add(s, IOBAND_HEAP_FREE, e, sift);
+	if (e->range_class == IOBAND_RANGE_OWED || !e->min_kbps)
+		return;
+	e->range_due = ioband_range_when_positive(e->min_tokens, e->min_kbps,
+						  e->refilled_at);
+	ioband_range_add(s, IOBAND_HEAP_MET, e, sift);
+}
+
+static void ioband_range_unplace(struct ioband_sched *s,
+				 struct ioband_entity *e)
+{
+	if (e->free_idx >= 0)
+		ioband_heap_remove(s, IOBAND_HEAP_FREE, e);
+	if (e->wait_idx >= 0)
+		ioband_heap_remove(s, e->range_class == IOBAND_RANGE_CAPPED ?
+				   IOBAND_HEAP_CAPPED : IOBAND_HEAP_MET, e);
+	e->range_class = IOBAND_RANGE_NONE;
+}
+
+/*
+ * Before a held group's buckets are spent or it stops being held: they
+ * count as filled whenever ioband_sched_next() chooses (the scan these
+ * heaps replace filled every held group's), so they are brought to the
+ * last such time, and the group leaves its heaps.
+ */
+static void ioband_range_lift(struct ioband_sched *s, struct ioband_entity *e)
+{
+	if (e->range_class == IOBAND_RANGE_NONE)
+		return;
+	ioband_range_refill(e, s->range_seen);
+	ioband_range_unplace(s, e);
+}
+
+/* After that, or when it starts being held: files it again. */
+static void ioband_range_settle(struct ioband_sched *s, struct ioband_entity *e)
+{
+	if (s->conf.policy == IOBAND_POLICY_RANGE_BW && e->heap_idx >= 0)
+		ioband_range_place(s, e, true);
+}
+
+/*
+ * The policy becomes range-bw (@on: every held group is filed, in O(n),
+ * as the target's restart of every group is) or stops being it.
+ */
+static void ioband_range_switch(struct ioband_sched *s, bool on)
+{
+	enum ioband_heap_id h;
+	u32 i;
+
+	for (i = 0; i < s->heap_len; i++) {
+		struct ioband_entity *e = s->heap[i];
+
+		if (on) {
+			ioband_range_place(s, e, false);
+			continue;
+		}
+		e->range_class = IOBAND_RANGE_NONE;
+		e->free_idx = -1;
+		e->wait_idx = -1;
+	}
+	for (h = IOBAND_HEAP_FREE; h < IOBAND_NR_HEAPS; h++) {
+		if (on)
+			ioband_heap_build(s, h);
+		else
+			*ioband_heap_len(s, h) = 0;
+	}
+}
+
+void ioband_entity_set_range(struct ioband_sched *s, struct ioband_entity *e,
+			     u32 min_kbps, u32 max_kbps, u64 now)
+{
+	ioband_range_unplace(s, e);
+	e->min_kbps = min_kbps;
+	e->max_kbps = max_kbps;
+	e->refilled_at = now;
+	e->cap_tokens = max_kbps ? ioband_range_depth(max_kbps) : 0;
+	e->min_tokens = 0;
+	ioband_range_settle(s, e);
+}
+EXPORT_SYMBOL_GPL(ioband_entity_set_range);
 
 /*
  * Whether a group that is not held could still move the clock.  Under
@@ -1164,8 +1370,10 @@ static inline bool ioband_sched_admit(struct ioband_sched *s,
 static inline void ioband_sched_hold(struct ioband_sched *s,
 				     struct ioband_entity *e)
 {
-	if (!e->nr_queued++)
-		ioband_heap_insert(s, e);
+	if (!e->nr_queued++) {
+		ioband_heap_insert(s, IOBAND_HEAP_HELD, e);
+		ioband_range_settle(s, e);
+	}
 }
 
 /*
@@ -1185,7 +1393,7 @@ static inline void ioband_sched_charge(struct ioband_sched *s,
 		    ioband_range_below_min(e);
 
 	if (held && !--e->nr_queued)
-		ioband_heap_remove(s, e);
+		ioband_heap_remove(s, IOBAND_HEAP_HELD, e);
 	if (!owed) {
 		ioband_sched_clock_advance(s, div64_u64((u64)cost * IOBAND_VSCALE,
 							s->active_weight));
@@ -1198,7 +1406,7 @@ static inline void ioband_sched_charge(struct ioband_sched *s,
 	if (s->nr_active == 1 && ioband_vt_before(s->vclock, e->vtime))
 		ioband_sched_clock_to(s, e->vtime);
 	if (e->heap_idx >= 0)
-		ioband_heap_down(s, e->heap_idx);
+		ioband_heap_down(s, IOBAND_HEAP_HELD, e->heap_idx);
 	e->nr_inflight++;
 	s->nr_inflight++;
 	if (s->conf.policy == IOBAND_POLICY_RANGE_BW)
@@ -1223,8 +1431,12 @@ static inline void ioband_sched_charge_bypass(struct ioband_sched *s,
 
 	ioband_sched_charge(s, e, cost, held);
 	limit = s->vclock + ioband_sched_window(s) + s->carry;
-	if (ioband_vt_before(limit, e->vtime))
+	if (ioband_vt_before(limit, e->vtime)) {
 		ioband_entity_set_vtime(s, e, ioband_vt_before(limit, vtime) ? vtime : limit);
+		/* moved down past it by the charge, it may be above its parent */
+		if (e->heap_idx >= 0)
+			ioband_heap_up(s, IOBAND_HEAP_HELD, e->heap_idx);
+	}
 	if (e->max_kbps && e->cap_tokens < -ioband_range_depth(e->max_kbps))
 		e->cap_tokens = min_t(s64, cap_tokens,
 				      -ioband_range_depth(e->max_kbps));
@@ -1233,10 +1445,12 @@ static inline void ioband_sched_charge_bypass(struct ioband_sched *s,
 void ioband_sched_dispatch(struct ioband_sched *s, struct ioband_entity *e,
 			   u32 cost, bool held, bool bypass)
 {
+	ioband_range_lift(s, e);
 	if (bypass)
 		ioband_sched_charge_bypass(s, e, cost, held);
 	else
 		ioband_sched_charge(s, e, cost, held);
+	ioband_range_settle(s, e);
 }
 EXPORT_SYMBOL_GPL(ioband_sched_dispatch);
 
@@ -1253,7 +1467,9 @@ bool ioband_sched_start(struct ioband_sched *s, struct ioband_entity *e,
 {
 	ioband_sched_arrive(s, e, now);
 	if (bypass) {
+		ioband_range_lift(s, e);
 		ioband_sched_charge_bypass(s, e, cost, false);
+		ioband_range_settle(s, e);
 		return true;
 	}
 	if (!ioband_sched_admit(s, e, now)) {
@@ -1275,47 +1491,79 @@ EXPORT_SYMBOL_GPL(ioband_sched_start);
 void ioband_sched_unhold(struct ioband_sched *s, struct ioband_entity *e,
 			 u64 now)
 {
-	if (!--e->nr_queued)
-		ioband_heap_remove(s, e);
+	if (!--e->nr_queued) {
+		ioband_range_lift(s, e);
+		ioband_heap_remove(s, IOBAND_HEAP_HELD, e);
+	}
 	ioband_sched_maybe_idle(s, e, now);
 }
 EXPORT_SYMBOL_GPL(ioband_sched_unhold);
+
+/*
+ * The most groups whose class ioband_sched_next() updates in one call, so
+ * that a call costs O(IOBAND_RANGE_BATCH * log n) however many groups are
+ * held.  When more are due, the rest are moved on the next calls (the
+ * caller is woken at once, or calls again for the group it released): a
+ * group whose cap is paid up or whose minimum is owed again may so be
+ * passed over by ceil(k / IOBAND_RANGE_BATCH) - 1 releases when k groups
+ * became due at once (8 groups: none; 10,000 groups: 1,249 releases).
+ */
+#define IOBAND_RANGE_BATCH	8
+
+/* The held group whose class is next to change with time, NULL if none. */
+static struct ioband_entity *ioband_range_first_due(struct ioband_sched *s)
+{
+	struct ioband_entity *c = NULL, *m = NULL;
+
+	if (*ioband_heap_len(s, IOBAND_HEAP_CAPPED))
+		c = ioband_heap_slots(s, IOBAND_HEAP_CAPPED)[0];
+	if (*ioband_heap_len(s, IOBAND_HEAP_MET))
+		m = ioband_heap_slots(s, IOBAND_HEAP_MET)[0];
+	if (!c || (m && ioband_vt_before(m->range_due, c->range_due)))
+		return m;
+	return c;
+}
 
 /*
  * The group whose oldest held bio should go next, or NULL to wait for a
  * completion or, if *wake_at is not 0, until that time at the latest.
  *
  * range-bw: a group below its minimum first, then the group furthest
- * behind among those not capped, under the usual window.  Capped groups
- * are skipped; the earliest of them to be paid up sets *wake_at.  The held
- * groups are scanned: range-bw configurations have few groups.
+ * behind among those not capped, under the usual window: the head of the
+ * free heap, once the groups whose class time has changed are filed anew.
+ * Capped groups are skipped; the earliest of them to be paid up sets
+ * *wake_at.
  */
 static struct ioband_entity *ioband_range_next(struct ioband_sched *s, u64 now,
 					       u64 *wake_at)
 {
-	struct ioband_entity *below_min = NULL, *best = NULL;
-	u64 wake_capped = 0;
-	u32 i;
+	struct ioband_entity *e;
+	u64 wake = 0;
+	u32 moved = 0;
 
 	if (s->nr_inflight >= s->conf.io_limit)
 		return NULL;
-	for (i = 0; i < s->heap_len; i++) {
-		struct ioband_entity *e = s->heap[i];
-
+	s->range_seen = now;
+	while ((e = ioband_range_first_due(s)) &&
+	       !ioband_vt_before(now, e->range_due)) {
+		if (moved++ == IOBAND_RANGE_BATCH) {
+			wake = e->range_due;	/* past: at once */
+			break;
+		}
 		ioband_range_refill(e, now);
-		if (ioband_range_capped(e))
-			ioband_earliest(&wake_capped, ioband_range_ready_at(e, now));
-		else if (ioband_range_below_min(e) &&
-			 (!below_min || ioband_vt_before(e->vtime, below_min->vtime)))
-			below_min = e;
-		else if (!best || ioband_vt_before(e->vtime, best->vtime))
-			best = e;
+		ioband_range_unplace(s, e);
+		ioband_range_place(s, e, true);
 	}
-	if (below_min)
-		return below_min;
-	if (best && ioband_may_serve(s, best, wake_at))
-		return best;
-	ioband_earliest(wake_at, wake_capped);
+	if (*ioband_heap_len(s, IOBAND_HEAP_FREE)) {
+		e = ioband_heap_slots(s, IOBAND_HEAP_FREE)[0];
+		if (e->range_class == IOBAND_RANGE_OWED ||
+		    ioband_may_serve(s, e, wake_at))
+			return e;
+	}
+	if (*ioband_heap_len(s, IOBAND_HEAP_CAPPED))
+		ioband_earliest(&wake,
+				ioband_heap_slots(s, IOBAND_HEAP_CAPPED)[0]->range_due);
+	ioband_earliest(wake_at, wake);
 	return NULL;
 }
 
@@ -1409,9 +1657,9 @@ void ioband_sched_correct(struct ioband_sched *s, struct ioband_entity *e,
 	if (e->heap_idx < 0)
 		return;
 	if (d < 0)
-		ioband_heap_up(s, e->heap_idx);
+		ioband_heap_up(s, IOBAND_HEAP_HELD, e->heap_idx);
 	else
-		ioband_heap_down(s, e->heap_idx);
+		ioband_heap_down(s, IOBAND_HEAP_HELD, e->heap_idx);
 }
 EXPORT_SYMBOL_GPL(ioband_sched_correct);
 
@@ -1570,11 +1818,14 @@ void ioband_sched_move_held(struct ioband_sched *s, struct ioband_entity *from,
 	if (!nr)
 		return;
 	ioband_sched_arrive(s, to, now);
-	ioband_heap_remove(s, from);
+	ioband_range_lift(s, from);
+	ioband_heap_remove(s, IOBAND_HEAP_HELD, from);
 	from->nr_queued = 0;
 	ioband_sched_maybe_idle(s, from, now);
-	if (!to->nr_queued)
-		ioband_heap_insert(s, to);
+	if (!to->nr_queued) {
+		ioband_heap_insert(s, IOBAND_HEAP_HELD, to);
+		ioband_range_settle(s, to);
+	}
 	to->nr_queued += nr;
 }
 EXPORT_SYMBOL_GPL(ioband_sched_move_held);

@@ -1168,7 +1168,7 @@ static struct ioband_dg *ioband_dg_get(const char *name,
 		}
 	}
 	dg = kzalloc(sizeof(*dg), GFP_KERNEL);
-	heap = kvcalloc(1, sizeof(*heap), GFP_KERNEL);
+	heap = kvcalloc(IOBAND_HEAP_SLOTS(1), sizeof(*heap), GFP_KERNEL);
 	if (dg)
 		dg->wq = alloc_workqueue("kioband/%.15s", WQ_MEM_RECLAIM, 0,
 					 name);
@@ -1229,7 +1229,7 @@ static int ioband_dg_reserve(struct ioband_dg *dg, u32 more)
 	if (need <= dg->sched.heap_cap)
 		return 0;
 	need = max(need, 2 * dg->sched.heap_cap);
-	heap = kvcalloc(need, sizeof(*heap), GFP_KERNEL);
+	heap = kvcalloc(IOBAND_HEAP_SLOTS(need), sizeof(*heap), GFP_KERNEL);
 	if (!heap)
 		return -ENOMEM;
 	spin_lock_irq(&dg->lock);
@@ -1270,8 +1270,8 @@ static void ioband_group_init(struct ioband_device *d, struct ioband_group *g,
 	g->id = conf->id;
 	bio_list_init(&g->held);
 	ioband_entity_prepare(&g->ent, conf->weight);
-	ioband_entity_set_range(&g->ent, conf->min_kbps, conf->max_kbps,
-				ktime_get_ns());
+	ioband_entity_set_range(&d->dg->sched, &g->ent, conf->min_kbps,
+				conf->max_kbps, ktime_get_ns());
 	d->min_sum += conf->min_kbps;
 	if (d->live)
 		ioband_entity_join(&d->dg->sched, &g->ent);
@@ -1804,8 +1804,9 @@ static int ioband_msg_group(struct ioband_device *d,
 		if (!r) {
 			d->min_sum = d->min_sum - g->ent.min_kbps +
 				     conf->min_kbps;
-			ioband_entity_set_range(&g->ent, conf->min_kbps,
-						conf->max_kbps, ktime_get_ns());
+			ioband_entity_set_range(&dg->sched, &g->ent,
+						conf->min_kbps, conf->max_kbps,
+						ktime_get_ns());
 		}
 	}
 	spin_unlock_irq(&dg->lock);

@@ -157,6 +157,11 @@ struct ioband_entity {
 	s64 cap_tokens;
 	s64 min_tokens;
 	u64 refilled_at;
+	/* range-bw, while held: its class and its slots, see policy.c */
+	u8 range_class;
+	s32 free_idx;		/* slot in the free heap, -1 if none */
+	s32 wait_idx;		/* slot in the capped or met heap, -1 if none */
+	u64 range_due;		/* when its class changes with time alone */
 };
 
 /*
@@ -191,6 +196,21 @@ struct ioband_est {
 	u32 iv_busy;		/* of them, with the limit binding */
 };
 
+/*
+ * The heaps of struct ioband_sched: every group holding bios, by vtime,
+ * and range-bw's three (see "range-bw" in drivers/md/dm-ioband-policy.c).
+ * The target allocates IOBAND_HEAP_SLOTS(n) pointers for n groups.
+ */
+enum ioband_heap_id {
+	IOBAND_HEAP_HELD,
+	IOBAND_HEAP_FREE,
+	IOBAND_HEAP_CAPPED,
+	IOBAND_HEAP_MET,
+	IOBAND_NR_HEAPS
+};
+
+#define IOBAND_HEAP_SLOTS(n)	((n) * IOBAND_NR_HEAPS)
+
 struct ioband_sched {
 	struct ioband_dg_conf conf;
 	struct ioband_est est;
@@ -213,8 +233,19 @@ struct ioband_sched {
 	u64 antic_until;
 	u32 heap_len;
 	u32 heap_cap;
-	struct ioband_entity **heap;	/* groups holding bios, by vtime */
+	/*
+	 * IOBAND_HEAP_SLOTS(heap_cap) pointers: the first heap_cap are the
+	 * groups holding bios, by vtime; range-bw's heaps follow.
+	 */
+	struct ioband_entity **heap;
+	u32 range_len[IOBAND_NR_HEAPS - 1];
+	u64 range_seen;		/* range-bw: when it last chose a group */
 };
+
+#ifndef __KERNEL__
+/* Userspace builds count the heap steps and group visits of the policy. */
+extern unsigned long ioband_heap_visits;
+#endif
 
 #define IOBAND_VSCALE	4294967296ULL
 
@@ -242,8 +273,8 @@ void ioband_entity_init(struct ioband_sched *s, struct ioband_entity *e,
 			u32 weight);
 void ioband_entity_set_weight(struct ioband_sched *s, struct ioband_entity *e,
 			      u32 weight);
-void ioband_entity_set_range(struct ioband_entity *e, u32 min_kbps,
-			     u32 max_kbps, u64 now);
+void ioband_entity_set_range(struct ioband_sched *s, struct ioband_entity *e,
+			     u32 min_kbps, u32 max_kbps, u64 now);
 void ioband_entity_exit(struct ioband_sched *s, struct ioband_entity *e);
 void ioband_entity_forget(struct ioband_sched *s, struct ioband_entity *e);
 

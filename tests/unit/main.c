@@ -54,6 +54,7 @@ int main(void)
 	unit_fault = getenv("IOBAND_UNIT_FAULT");
 	parse_tests();
 	sched_tests();
+	range_tests();
 	devtime_tests();
 	printf("%d passed, %d failed\n", passed, failed);
 	if (unit_fault && !strcmp(unit_fault, "exit"))

@@ -26,7 +26,7 @@ struct model {
 	bool bare;
 	struct ioband_sched s;
 	struct ioband_entity ent[SIM_MAX_GROUPS];
-	struct ioband_entity *heap[SIM_MAX_GROUPS];
+	struct ioband_entity *heap[IOBAND_HEAP_SLOTS(SIM_MAX_GROUPS)];
 	struct io ios[MAX_IOS];
 	u32 nr_ios;
 	u32 on_device;
@@ -151,8 +151,8 @@ static void model_init(struct model *m, struct sim *sim, bool bare)
 		struct sim_group *sg = &sim->g[i];
 
 		ioband_entity_init(&m->s, &m->ent[i], sg->weight);
-		ioband_entity_set_range(&m->ent[i], sg->min_kbps, sg->max_kbps,
-					0);
+		ioband_entity_set_range(&m->s, &m->ent[i], sg->min_kbps,
+					sg->max_kbps, 0);
 		sg->ios = sg->kb = sg->held = 0;
 		for (p = 0; p < sg->procs && m->nr_ios < MAX_IOS; p++) {
 			struct io *io = &m->ios[m->nr_ios++];

@@ -195,7 +195,7 @@ static void heap_random(void)
 {
 	enum { N = 64 };
 	static struct ioband_entity ent[N];
-	static struct ioband_entity *heap[N];
+	static struct ioband_entity *heap[IOBAND_HEAP_SLOTS(N)];
 	struct ioband_dg_conf conf;
 	struct ioband_sched s;
 	u32 i, step, queued = 0, inflight = 0;
@@ -254,7 +254,7 @@ static u32 run_ahead(u32 busy, u32 idle)
 {
 	enum { N = 1100 };
 	static struct ioband_entity ent[N];
-	static struct ioband_entity *heap[N];
+	static struct ioband_entity *heap[IOBAND_HEAP_SLOTS(N)];
 	struct ioband_dg_conf conf;
 	struct ioband_sched s;
 	u32 i, n = 0;
@@ -296,7 +296,7 @@ static void window_follows_active_weight(void)
 /* Detaching moves held bios and weight bookkeeping along. */
 static void move_held(void)
 {
-	struct ioband_entity a, b, *heap[2];
+	struct ioband_entity a, b, *heap[IOBAND_HEAP_SLOTS(2)];
 	struct ioband_dg_conf conf;
 	struct ioband_sched s;
 	u64 wake_at;
@@ -340,7 +340,7 @@ static void move_held(void)
 /* A group between two I/Os keeps its share for idle_ns, then gives it up. */
 static void idle_grace(void)
 {
-	struct ioband_entity a, b, *heap[2];
+	struct ioband_entity a, b, *heap[IOBAND_HEAP_SLOTS(2)];
 	struct ioband_dg_conf conf;
 	struct ioband_sched s;
 	u64 wake_at;
@@ -368,7 +368,7 @@ static void idle_grace(void)
 /* Weight changes keep the active and total sums right. */
 static void weight_change(void)
 {
-	struct ioband_entity a, *heap[1];
+	struct ioband_entity a, *heap[IOBAND_HEAP_SLOTS(1)];
 	struct ioband_dg_conf conf;
 	struct ioband_sched s;
 
@@ -501,7 +501,7 @@ static u32 serve_busy_pair(struct ioband_sched *s, struct ioband_entity *a,
  */
 static void range_min_leaves_no_debt(void)
 {
-	struct ioband_entity a, b, *heap[2];
+	struct ioband_entity a, b, *heap[IOBAND_HEAP_SLOTS(2)];
 	struct ioband_dg_conf conf;
 	struct ioband_sched s;
 	u64 now = 0;
@@ -514,10 +514,10 @@ static void range_min_leaves_no_debt(void)
 	ioband_entity_init(&s, &a, 100);
 	ioband_entity_init(&s, &b, 100);
 	/* 4 KiB every 10 us is 400 MB/s: a's minimum covers all of it */
-	ioband_entity_set_range(&a, 1000000, 0, now);
+	ioband_entity_set_range(&s, &a, 1000000, 0, now);
 	nr_a = serve_busy_pair(&s, &a, &b, &now, 2000);
 	CHECK(nr_a > 1900, "a below its minimum went %u times of 2000", nr_a);
-	ioband_entity_set_range(&a, 0, 0, now);
+	ioband_entity_set_range(&s, &a, 0, 0, now);
 	nr_a = serve_busy_pair(&s, &a, &b, &now, 200);
 	CHECK(nr_a >= 90 && nr_a <= 110,
 	      "without its minimum a went %u times of 200, not about half", nr_a);
@@ -557,7 +557,7 @@ static bool b_served_within(struct ioband_sched *s, struct ioband_entity *a,
  */
 static bool idle_group_returns_after_wrap(enum ioband_policy policy)
 {
-	struct ioband_entity a, b, *heap[2];
+	struct ioband_entity a, b, *heap[IOBAND_HEAP_SLOTS(2)];
 	struct ioband_dg_conf conf;
 	struct ioband_sched s;
 	const u32 mib = 2048;
@@ -610,7 +610,7 @@ static void idle_group_survives_clock_wrap(void)
  */
 static void bypass_debt_is_bounded(void)
 {
-	struct ioband_entity a, b, *heap[2];
+	struct ioband_entity a, b, *heap[IOBAND_HEAP_SLOTS(2)];
 	struct ioband_dg_conf conf;
 	struct ioband_sched s;
 	u32 i;
@@ -636,7 +636,7 @@ static void bypass_debt_is_bounded(void)
  */
 static void bypass_debt_bounded_under_cap(void)
 {
-	struct ioband_entity a, *heap[1], *e;
+	struct ioband_entity a, *heap[IOBAND_HEAP_SLOTS(1)], *e;
 	struct ioband_dg_conf conf;
 	struct ioband_sched s;
 	u64 now = 0, wake_at;
@@ -646,7 +646,7 @@ static void bypass_debt_bounded_under_cap(void)
 	conf.policy = IOBAND_POLICY_RANGE_BW;
 	ioband_sched_init(&s, &conf, heap, 1);
 	ioband_entity_init(&s, &a, 100);
-	ioband_entity_set_range(&a, 0, 1000, now);
+	ioband_entity_set_range(&s, &a, 0, 1000, now);
 	for (i = 0; i < 25600; i++) {
 		ioband_sched_start(&s, &a, 8, true, now);
 		ioband_sched_complete(&s, &a, now);
@@ -667,7 +667,7 @@ static void bypass_debt_bounded_under_cap(void)
  */
 static void unhold_forgets(void)
 {
-	static struct ioband_entity *heap[2];
+	static struct ioband_entity *heap[IOBAND_HEAP_SLOTS(2)];
 	struct ioband_entity a, b;
 	struct ioband_dg_conf conf;
 	struct ioband_sched s;
@@ -679,7 +679,7 @@ static void unhold_forgets(void)
 	ioband_sched_init(&s, &conf, heap, 2);
 	ioband_entity_init(&s, &a, 100);
 	ioband_entity_init(&s, &b, 100);
-	ioband_entity_set_range(&a, 0, 100, now);
+	ioband_entity_set_range(&s, &a, 0, 100, now);
 	/* one bio at a time, completed at once: a single stream */
 	while (ioband_sched_start(&s, &a, 8, false, now)) {
 		ioband_sched_complete(&s, &a, now);

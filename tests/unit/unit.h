@@ -26,6 +26,7 @@ void unit_run(const char *name, void (*fn)(void));
 
 void parse_tests(void);
 void sched_tests(void);
+void range_tests(void);
 void devtime_tests(void);
 
 #endif
