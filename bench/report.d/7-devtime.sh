@@ -21,6 +21,9 @@ dt_title() {
 	ssd-whigh) echo "ssd, weights 4:2:1, writes in a (the highest), reads in b and c" ;;
 	disk-seqrand) echo "disk, weights 1:1, a sequential psync reader (a) against a random one (b)" ;;
 	ssd-4k256k) echo "ssd, weights 1:1, 4 KiB readers (a) against 256 KiB readers (b)" ;;
+	ssd-change) echo "ssd, weights 4:2:1, reads in a and b, writes in c; then the writes' cost doubles" ;;
+	depth-1) echo "ssd, weights 4:2:1, 4 KiB random readers: 1, 4 and 16 psync jobs" ;;
+	depth-*) echo "ssd, weights 4:2:1, 4 KiB random readers: 1, 4 and 16 jobs at libaio iodepth ${1#depth-}" ;;
 	*) echo "$1" ;;
 	esac
 }
@@ -52,6 +55,10 @@ iocost's best case, and iocost as it comes (\`enable=1\`, automatic model
 and QoS); \`io.weight\` as the weights.  No controller on the model
 device itself divides it as dm-linear does (the device is the limit):
 dm-linear is every row's reference.  $(settings dt.settings | sed 's/, io_throttle.*//; s/settle \([0-9.]*\)/settle \1 s/').
+The target is the weight's share, except where group a cannot use its
+share alone (by more than a point: dm-linear's busy time with a alone):
+then a's target is what it uses alone and the others divide the rest by
+weight (max-min fairness).
 **busy**: the device's busy time over channels × window (near 100 %: the
 device, not the guest's CPU, is what is shared); **CPU**: the guest CPU's
 busy time over the window (1 vCPU).  Throughput is set against dm-linear
@@ -70,9 +77,23 @@ EOT
 		for s in "${SP[@]}"; do wsum=$((wsum + ${s%%:*})); done
 		TG=()
 		for s in "${SP[@]}"; do TG+=("$(calc "\"%.1f\", 100 * ${s%%:*} / $wsum")"); done
+		# max-min: a group a that cannot use its share alone (more than
+		# a point short) gets what it uses alone, the rest share the rest
+		mm=
+		cap=$(get "$P.linear-alone.busy")
+		if [ -n "$cap" ] && awk -v c="$cap" -v t="${TG[0]}" 'BEGIN { exit !(c < t - 1) }'; then
+			w0=${SP[0]%%:*}
+			TG[0]=$cap
+			i=1
+			for s in "${SP[@]:1}"; do
+				TG[$i]=$(calc "\"%.1f\", (100 - $cap) * ${s%%:*} / ($wsum - $w0)")
+				i=$((i + 1))
+			done
+			mm=", max-min: a alone keeps the device $cap % busy"
+		fi
 		gl=$(echo "${GS[*]}" | sed 's| | / |g')
 		echo
-		echo "### $(dt_title "$cs") (targets $(echo "${TG[*]}" | sed 's| | / |g') %)"
+		echo "### $(dt_title "$cs") (targets $(echo "${TG[*]}" | sed 's| | / |g') %$mm)"
 		echo
 		echo "Profile $(get "$P.profile"), times × $(get "$P.scale"), $(get "$P.channels") channel(s).  Groups:"
 		i=0
@@ -114,6 +135,45 @@ EOT
 			lr=$(pct "$wa" "$la")
 			echo "Group a alone: $la IOPS under dm-linear (busy $(get "$P.linear-alone.busy") %), $wa under weight-time (busy $(get "$P.weight-time-alone.busy") %): **$lr %** (goal >= 97 %: $(yes_no "$lr" '>=' 97))."
 			DT_SUM+=("| $cs | ioband weight-time, a alone | | | $lr % of dm-linear's IOPS | $(yes_no "$lr" '>=' 97) (>= 97 %) | |")
+		fi
+		if [ "$cs" = ssd-change ]; then
+			cat <<EOT
+After the window above, the model device's \`write_base_ns\` and
+\`write_per_kib_ns\` double under the running load (a 4 KiB write then
+costs $(calc "\"%.2f\", 2 * 4.48 * $(get "$P.scale") / 10") ms); each group's share of the device time in every second after,
+and over the second half of the $(get dt.after) s.  iocost keeps the model of before.
+Goal: back within 2 points within 5 s.
+
+| controller | worst error each second after the change (points) | last second off by more than 2 | seconds $(( $(get dt.after) / 2 ))-$(get dt.after): shares $gl % | error (points) | goal <= 2 |
+|---|---|---|---|---|---|
+EOT
+			for c in linear weight weight-time bfq iocost-model iocost; do
+				k=$P.$c.after
+				has "$k.series" || continue
+				errs= last=0
+				for e in $(get "$k.series" | tr ';' ' '); do
+					t=${e%%:*}
+					IFS=, read -r -a v <<<"${e#*:}"
+					em=0
+					for i in "${!v[@]}"; do
+						em=$(printf '%s\n' "$em" "$(abs1 "$(calc "\"%.1f\", ${v[$i]} - ${TG[$i]}")")" | sort -g | tail -n1)
+					done
+					errs+="${errs:+, }$em"
+					awk -v x="$em" 'BEGIN { exit !(x > 2) }' && last=$t
+				done
+				ds= es= em=0
+				i=0
+				for g in "${GS[@]}"; do
+					d=$(get "$k.dt.$g")
+					e=$(calc "\"%+.1f\", $d - ${TG[$i]}")
+					ds+="${ds:+ / }$d" es+="${es:+ / }$e"
+					em=$(printf '%s\n' "$em" "$(abs1 "$e")" | sort -g | tail -n1)
+					i=$((i + 1))
+				done
+				echo "| $(dt_label "$c") | $errs | $([ "$last" = 0 ] && echo none || echo "${last} s") | $ds | $es | $(yes_no "$em" '<=' 2) |"
+				DT_SUM+=("| $cs | $(dt_label "$c"), seconds $(( $(get dt.after) / 2 ))-$(get dt.after) after the change | $em | $(yes_no "$em" '<=' 2) | | | last second off by > 2: $([ "$last" = 0 ] && echo none || echo "${last} s") ($(awk -v x="$last" 'BEGIN { exit !(x <= 5) }' && echo met || echo '**missed**') <= 5 s) |")
+			done
+			echo
 		fi
 		if [ "$cs" = disk-seqrand ] && [ -n "$la" ]; then
 			echo "\"Kept\": the sequential reader's I/Os in the window over what it did alone under dm-linear in as long."

@@ -13,13 +13,23 @@
 #   disk-seqrand disk, 1:1, one sequential psync reader (a) against one
 #               random psync reader (b): the 2009 case
 #   ssd-4k256k  ssd, 1:1, 4 KiB readers (a) against 256 KiB readers (b)
+#   ssd-change  as ssd-wlow (weight-time, BFQ, iocost with the true model
+#               of before): after a window, the writes' cost (base and per
+#               KiB) doubles under the running load; each group's share in
+#               every second for bench.dt_after seconds (10) after it
+#   depth-D     ssd, 4:2:1, 4 KiB random readers, 1, 4 and 16 jobs each
+#               keeping D I/Os in flight (1: psync, else libaio): the
+#               fewest submitters have the highest weight (dm-linear,
+#               weight-time, BFQ, iocost with the true model only)
 # Random direct I/O unless said; libaio jobs at iodepth 4, 4 a group, for
 # the ssd cases (devsim's scenarios, tests/unit/devsim-scen.c).
 #
-# The ssd profile's times are multiplied by bench.dt_ssd_scale (10: a 4 KiB
-# read takes 1.16 ms, a write 4.48 ms, 4 channels), so that the device and
+# The ssd profile's times are multiplied by bench.dt_ssd_scale (20: a 4 KiB
+# read takes 2.32 ms, a write 8.96 ms, 4 channels), so that the device and
 # not the guest's CPU is what is shared; each window reports the device's
-# busy fraction and the guest CPU's.  The disk profile is as in model.h
+# busy fraction and the guest CPU's.  (At x10 the guest's CPU was 4-7 %
+# busy; under -icount the host's time grows with the I/Os a window holds,
+# about 11 s a guest second at x10 on the loaded host.)  The disk profile is as in model.h
 # (bench.dt_disk_scale 1: seeks of 0.5 to 8 ms).
 #
 # Under one load on a dm device over the model device, the live table
@@ -29,7 +39,7 @@
 # iocost (true model), iocost (automatic); no controller there is
 # dm-linear's case without the dm device (the device, not the CPU, is the
 # limit), so dm-linear is every row's reference.  Each window
-# (bench.window, 6 s, after bench.dt_settle, 2 s) resets the device's
+# (bench.window, 4 s, after bench.dt_settle, 2 s) resets the device's
 # stats as it starts and reads them as it ends.
 #
 # Keys: dt.CASE.CTL.{dt,io,ios}.G (device-time share %, I/O share %,
@@ -37,15 +47,19 @@
 # window), .cpu (guest CPU busy %), .late_ms, .secs; CTL-alone for a alone;
 # CTL: linear, weight, weight-time, bfq, iocost-model, iocost.
 # bench-boot: icount
-# timeout: 2400
+# timeout: 3600
 . /tests/lib.sh
 . /tests/t/bench.inc
 
-WIN=$(bparam window 6)
+WIN=$(bparam window 4)
 SETTLE=$(bparam dt_settle 2)
-CASES=$(bparam dt_cases "ssd-wlow,ssd-whigh,disk-seqrand,ssd-4k256k")
-SSD_SCALE=$(bparam dt_ssd_scale 10)
+CASES="ssd-wlow,ssd-whigh,disk-seqrand,ssd-4k256k,ssd-change,depth-1,depth-32"
+# the short mode (bench.window below 4): fewer cases
+[ "$WIN" -lt 4 ] && CASES="ssd-wlow,disk-seqrand,ssd-change,depth-1"
+CASES=$(bparam dt_cases "$CASES")
+SSD_SCALE=$(bparam dt_ssd_scale 20)
 DISK_SCALE=$(bparam dt_disk_scale 1)
+DT_AFTER=$(bparam dt_after 10)
 DT_SIZE_MB=1024
 
 case $(cat /run/iobmodel-module 2>/dev/null) in
@@ -60,19 +74,31 @@ declare -A ID=([a]=$(cg_id a) [b]=$(cg_id b) [c]=$(cg_id c))
 report dt.settings "window=${WIN}s,settle=$SETTLE,io_throttle=$IOB_THROTTLE,io_limit=$IOB_LIMIT,token_base=$IOB_TOKEN"
 report dt.cases "$CASES"
 report dt.icount "$(bparam icount 0)"
+report dt.after "$DT_AFTER"
 
-# case_def NAME: PROF, SCALE and SPECS (one "weight:rw:bs:jobs:iodepth"
-# per group, a first)
+# case_def NAME: PROF, SCALE, SPECS (one "weight:rw:bs:jobs:iodepth" per
+# group, a first), CTLS (the controllers measured with every group) and
+# ALONE (those measured with group a alone before)
 case_def() {
+	CTLS="linear weight weight-time bfq iocost-model iocost"
+	ALONE="linear weight-time"
 	case $1 in
 	ssd-wlow) PROF=ssd SCALE=$SSD_SCALE
 		SPECS=(400:randread:4k:4:4 200:randread:4k:4:4 100:randwrite:4k:4:4) ;;
 	ssd-whigh) PROF=ssd SCALE=$SSD_SCALE
-		SPECS=(400:randwrite:4k:4:4 200:randread:4k:4:4 100:randread:4k:4:4) ;;
+		SPECS=(400:randwrite:4k:4:4 200:randread:4k:4:4 100:randread:4k:4:4)
+		ALONE= ;;
 	disk-seqrand) PROF=disk SCALE=$DISK_SCALE
 		SPECS=(100:read:4k:1:1 100:randread:4k:1:1) ;;
 	ssd-4k256k) PROF=ssd SCALE=$SSD_SCALE
-		SPECS=(100:randread:4k:4:4 100:randread:256k:4:4) ;;
+		SPECS=(100:randread:4k:4:4 100:randread:256k:4:4)
+		ALONE=linear ;;
+	depth-[0-9]*) PROF=ssd SCALE=$SSD_SCALE D=${1#depth-}
+		SPECS=(400:randread:4k:1:$D 200:randread:4k:4:$D 100:randread:4k:16:$D)
+		CTLS="linear weight-time bfq iocost-model" ALONE=linear ;;
+	ssd-change) PROF=ssd SCALE=$SSD_SCALE
+		SPECS=(400:randread:4k:4:4 200:randread:4k:4:4 100:randwrite:4k:4:4)
+		CTLS="weight-time bfq iocost-model" ALONE= ;;
 	*) fail "unknown case '$1' (bench.dt_cases)" ;;
 	esac
 }
@@ -180,6 +206,65 @@ dt_start() {
 	fi
 }
 
+# each group's busy time on the device so far (DT_B[g]) and the total
+# (DT_BT), from the stats
+dt_busy() { # cg...
+	local -a f
+	local -A busy=()
+	local g
+	while read -r -a f; do
+		case ${f[0]} in
+		cgroup) busy[${f[1]}]=$((${busy[${f[1]}]:-0} + f[8])) ;;
+		total) DT_BT=${f[4]} ;;
+		esac
+	done <"$IOBM_CFS/$DT_NAME/stats"
+	for g in "$@"; do DT_B[$g]=${busy[${ID[$g]}]:-0}; done
+}
+declare -A DT_B
+# dt_change KEY CG...: after a window (KEY), the writes' cost doubles;
+# every second for DT_AFTER seconds each group's share of the device
+# time in that second (KEY.after.series "s:a,b,c;..."), and over the
+# second half (KEY.after.dt.G); the costs go back after
+dt_change() {
+	local key=$1 d=$IOBM_CFS/$DT_NAME t g v series= half
+	local -A prev=() mid=()
+	local wb wk pt mt
+	shift
+	wb=$(cat "$d/write_base_ns") wk=$(cat "$d/write_per_kib_ns")
+	dt_busy "$@"
+	for g in "$@"; do prev[$g]=${DT_B[$g]}; done
+	pt=$DT_BT
+	echo $((2 * wb)) >"$d/write_base_ns" && echo $((2 * wk)) >"$d/write_per_kib_ns" ||
+		fail "doubling the write cost of $DT_NAME"
+	half=$((DT_AFTER / 2))
+	for ((t = 1; t <= DT_AFTER; t++)); do
+		nap 1
+		dt_busy "$@"
+		v=
+		for g in "$@"; do
+			pct $((${DT_B[$g]} - ${prev[$g]})) $((DT_BT - pt))
+			v+="${v:+,}$REPLY"
+			prev[$g]=${DT_B[$g]}
+		done
+		pt=$DT_BT
+		series+="${series:+;}$t:$v"
+		if [ $t = "$half" ]; then
+			for g in "$@"; do mid[$g]=${DT_B[$g]}; done
+			mt=$DT_BT
+		fi
+	done
+	report "$key.after.series" "$series"
+	v=
+	for g in "$@"; do
+		pct $((${DT_B[$g]} - ${mid[$g]})) $((DT_BT - mt))
+		report "$key.after.dt.$g" "$REPLY"
+		v+="${v:+ / }$REPLY"
+	done
+	echo "$wb" >"$d/write_base_ns" && echo "$wk" >"$d/write_per_kib_ns" ||
+		fail "restoring the write cost of $DT_NAME"
+	log "$key: writes cost twice as much: each second $series; seconds $half-$DT_AFTER: $v %"
+}
+
 sched() { echo "$2" >"/sys/block/$1/queue/scheduler" || fail "scheduler $2 on $1"; }
 iocost() { # majmin 0|1
 	echo "$1 enable=$2" >"$CG_ROOT/io.cost.qos" || fail "io.cost.qos $1 enable=$2"
@@ -226,34 +311,40 @@ for cs in ${CASES//,/ }; do
 
 	# the dm device: a alone, then every group
 	dt_start a "$dm" "${SPECS[0]}"
-	dt_measure "$P.linear-alone" "$dm" a
-	dm_swap "dtl$n" "$(t_iob weight-time)"
-	dt_measure "$P.weight-time-alone" "$dm" a
+	for c in $ALONE; do
+		if [ $c = linear ]; then dm_swap "dtl$n" "$T_LIN"; else dm_swap "dtl$n" "$(t_iob $c)"; fi
+		dt_measure "$P.$c-alone" "$dm" a
+	done
 	i=1
 	for g in "${GS[@]:1}"; do dt_start "$g" "$dm" "${SPECS[$i]}"; i=$((i + 1)); done
-	dm_swap "dtl$n" "$T_LIN"
-	dt_measure "$P.linear" "$dm" "${GS[@]}"
-	dm_swap "dtl$n" "$(t_iob weight)"
-	dt_measure "$P.weight" "$dm" "${GS[@]}"
-	dm_swap "dtl$n" "$(t_iob weight-time)"
-	dt_measure "$P.weight-time" "$dm" "${GS[@]}"
-	[ "$n" = 1 ] && report dt.table "$(dmsetup table "dtl$n" | cut -d' ' -f5- | tr ' ' '_')"
+	for c in linear weight weight-time; do
+		[[ " $CTLS " == *" $c "* ]] || continue
+		if [ $c = linear ]; then dm_swap "dtl$n" "$T_LIN"; else dm_swap "dtl$n" "$(t_iob $c)"; fi
+		dt_measure "$P.$c" "$dm" "${GS[@]}"
+		[ "$cs" = ssd-change ] && dt_change "$P.$c" "${GS[@]}"
+	done
+	[ "$n" = 1 ] && report dt.table "$(t_iob weight-time | cut -d' ' -f5- | tr ' ' '_')"
 	load_stop "${GS[@]}"
 	dm_swap "dtl$n" "$T_LIN"
 
 	# the model device itself, every group (no controller: as dm-linear)
 	i=0
 	for g in "${GS[@]}"; do dt_start "$g" "$dev" "${SPECS[$i]}"; i=$((i + 1)); done
-	sched "$nbn" bfq
-	dt_measure "$P.bfq" "$dev" "${GS[@]}"
-	sched "$nbn" none
-	iocost_set "$mm" "$MODEL" "ctrl=user rpct=0 wpct=0 min=100.00 max=100.00"
-	iocost "$mm" 1
-	dt_measure "$P.iocost-model" "$dev" "${GS[@]}"
-	iocost "$mm" 0
-	iocost_set "$mm" ctrl=auto ctrl=auto
-	iocost "$mm" 1
-	dt_measure "$P.iocost" "$dev" "${GS[@]}"
-	iocost "$mm" 0
+	for c in bfq iocost-model iocost; do
+		[[ " $CTLS " == *" $c "* ]] || continue
+		case $c in
+		bfq) sched "$nbn" bfq ;;
+		iocost-model)
+			iocost_set "$mm" "$MODEL" "ctrl=user rpct=0 wpct=0 min=100.00 max=100.00"
+			iocost "$mm" 1 ;;
+		iocost) iocost_set "$mm" ctrl=auto ctrl=auto; iocost "$mm" 1 ;;
+		esac
+		dt_measure "$P.$c" "$dev" "${GS[@]}"
+		[ "$cs" = ssd-change ] && dt_change "$P.$c" "${GS[@]}"
+		case $c in
+		bfq) sched "$nbn" none ;;
+		*) iocost "$mm" 0 ;;
+		esac
+	done
 	load_stop "${GS[@]}"
 done
