@@ -69,7 +69,7 @@ EOT
 	DT_SUM=()
 	for cs in $(get dt.cases | tr ',' ' '); do
 		P=dt.$cs
-		has "$P.linear.iops" || continue
+		has "$P.groups" || continue
 		IFS=, read -r -a SP <<<"$(get "$P.groups")"
 		GS=(a b c)
 		GS=("${GS[@]:0:${#SP[@]}}")
@@ -115,9 +115,12 @@ EOT
 				i=$((i + 1))
 			done
 			r=$(dt_ref "$c")
-			bref=$(pct "$(get "$k.busy")" "$(get "$P.$r.busy")")
-			iref=$(pct "$(get "$k.iops")" "$(get "$P.$r.iops")")
-			echo "| $(dt_label "$c") | $ds | $es | $em | $ios | $(get "$k.iops") | $(get "$k.mibs") | $(get "$k.busy") | $bref % | $iref % | $(get "$k.cpu") |"
+			bref= iref=
+			if has "$P.$r.busy"; then
+				bref=$(pct "$(get "$k.busy")" "$(get "$P.$r.busy")")
+				iref=$(pct "$(get "$k.iops")" "$(get "$P.$r.iops")")
+			fi
+			echo "| $(dt_label "$c") | $ds | $es | $em | $ios | $(get "$k.iops") | $(get "$k.mibs") | $(get "$k.busy") | ${bref:+$bref %} | ${iref:+$iref %} | $(get "$k.cpu") |"
 			extra=
 			if [ "$cs" = disk-seqrand ] && has "$P.$r-alone.iops"; then
 				kept=$(pct "$(get "$k.ios.a")" "$(calc "\"%.0f\", $(get "$P.$r-alone.iops") * $(get "$k.secs")")")
@@ -126,7 +129,7 @@ EOT
 			if [ "$c" = "$r" ]; then
 				DT_SUM+=("| $cs | $(dt_label "$c") (no control) | $em | | (ref) | | $extra |")
 			else
-				DT_SUM+=("| $cs | $(dt_label "$c") | $em | $(yes_no "$em" '<=' 2) | $bref % | $(yes_no "$bref" '>=' 95) | $extra |")
+				DT_SUM+=("| $cs | $(dt_label "$c") | $em | $(yes_no "$em" '<=' 2) | ${bref:+$bref %} | ${bref:+$(yes_no "$bref" '>=' 95)} | $extra |")
 			fi
 		done
 		echo

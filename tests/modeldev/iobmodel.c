@@ -746,31 +746,20 @@ static ssize_t iobm_setting_show(struct config_item *item, char *page,
 static bool iobm_set_live(struct iobm_dev *dev, enum iobm_setting s, u64 v)
 {
 	struct iobm_profile *p = &dev->prof;
-	u64 *field;
+	u64 *live[IOBM_NR_SETTINGS] = {
+		[IOBM_S_read_base_ns] = &p->base_ns[IOBM_READ],
+		[IOBM_S_write_base_ns] = &p->base_ns[IOBM_WRITE],
+		[IOBM_S_read_per_kib_ns] = &p->per_kib_ns[IOBM_READ],
+		[IOBM_S_write_per_kib_ns] = &p->per_kib_ns[IOBM_WRITE],
+		[IOBM_S_flush_base_ns] = &p->flush_base_ns,
+	};
 
 	lockdep_assert_held(&dev->cfg_lock);
-	switch (s) {
-	case IOBM_S_read_base_ns:
-		field = &p->base_ns[IOBM_READ];
-		break;
-	case IOBM_S_write_base_ns:
-		field = &p->base_ns[IOBM_WRITE];
-		break;
-	case IOBM_S_read_per_kib_ns:
-		field = &p->per_kib_ns[IOBM_READ];
-		break;
-	case IOBM_S_write_per_kib_ns:
-		field = &p->per_kib_ns[IOBM_WRITE];
-		break;
-	case IOBM_S_flush_base_ns:
-		field = &p->flush_base_ns;
-		break;
-	default:
+	if (!live[s])
 		return false;
-	}
 	/* iobm_start() reads the profile under dev->lock */
 	spin_lock_irq(&dev->lock);
-	*field = v;
+	*live[s] = v;
 	spin_unlock_irq(&dev->lock);
 	return true;
 }
