@@ -736,7 +736,35 @@ static ssize_t iobm_setting_show(struct config_item *item, char *page,
 	return sprintf(page, "%llu\n", v);
 }
 
-/* A number in the setting's range, changed only while powered off. */
+/*
+ * A powered-on device takes a new cost per request (the base and per-KiB
+ * times, the flush's) for the requests that start service after it, so a
+ * benchmark can change the device under a running load; the other
+ * settings shape the disk or depend on each other, and wait for power off.
+ * Caller holds cfg_lock; false: @s is not one of those.
+ */
+static bool iobm_set_live(struct iobm_dev *dev, enum iobm_setting s, u64 v)
+{
+	struct iobm_profile *p = &dev->prof;
+	u64 *live[IOBM_NR_SETTINGS] = {
+		[IOBM_S_read_base_ns] = &p->base_ns[IOBM_READ],
+		[IOBM_S_write_base_ns] = &p->base_ns[IOBM_WRITE],
+		[IOBM_S_read_per_kib_ns] = &p->per_kib_ns[IOBM_READ],
+		[IOBM_S_write_per_kib_ns] = &p->per_kib_ns[IOBM_WRITE],
+		[IOBM_S_flush_base_ns] = &p->flush_base_ns,
+	};
+
+	lockdep_assert_held(&dev->cfg_lock);
+	if (!live[s])
+		return false;
+	/* iobm_start() reads the profile under dev->lock */
+	spin_lock_irq(&dev->lock);
+	*live[s] = v;
+	spin_unlock_irq(&dev->lock);
+	return true;
+}
+
+/* A number in the setting's range; see iobm_set_live() for when. */
 static ssize_t iobm_setting_store(struct config_item *item, const char *page,
 				  size_t count, enum iobm_setting s,
 				  const char *attr)
@@ -756,7 +784,7 @@ static ssize_t iobm_setting_store(struct config_item *item, const char *page,
 		return -ERANGE;
 	}
 	mutex_lock(&dev->cfg_lock);
-	if (dev->disk)
+	if (dev->disk && !iobm_set_live(dev, s, v))
 		err = iobm_busy(dev, attr);
 	else
 		dev->set[s] = v;

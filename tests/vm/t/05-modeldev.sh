@@ -1,6 +1,7 @@
 #!/bin/bash
 # The model device (tests/modeldev), by its own account: each request costs
-# what model.h says (direction, size, seek), the channels serve at once,
+# what model.h says (direction, size, seek), also after a cost is changed
+# while the device is on, the channels serve at once,
 # the stats charge device time to the submitting cgroup through a
 # dm-linear, and the write cache is declared, flushed, and lost in a crash.
 # The guest's clock is checked against the model in 06-modeldev-timing.
@@ -33,6 +34,21 @@ inflight=$(total mssd max_in_flight)
 	fail "requests in the device at depth 8: $inflight, want 4 to 8"
 same "$(total mssd max_busy_channels)" "$(attr mssd channels)" "channels busy at once at depth 8"
 same "$(busy_per_req mssd)" "$(model_ns mssd read 64)" "64 KiB read's device time (ns)"
+
+# ---- costs changed while powered on --------------------------------------
+# A request that starts after the change costs the new time (the bench's
+# device that changes mid-run); the disk's shape waits for power off.
+w0=$(attr mssd write_base_ns)
+echo $((2 * w0)) >"$IOBM_CFS/mssd/write_base_ns" ||
+	bad "write_base_ns refused while powered on"
+reset_stats mssd
+fio_run "$ssd" randwrite 4k 1 20 >/dev/null
+same "$(dir_busy_per_req mssd write)" "$(model_ns mssd write 4)" \
+	"4 KiB write's device time after write_base_ns doubled while on (ns)"
+echo "$w0" >"$IOBM_CFS/mssd/write_base_ns" || bad "write_base_ns back"
+echo 8 >"$IOBM_CFS/mssd/channels" 2>/dev/null &&
+	bad "channels changed while powered on"
+same "$(attr mssd channels)" 4 "channels after a refused change"
 
 # ---- seek -----------------------------------------------------------------
 # disk profile over 1 GiB (its full seek): sequential reads never seek,
