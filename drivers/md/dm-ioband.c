@@ -112,6 +112,15 @@
  * minimum would find itself far ahead of the others, and starved, once
  * the minimum was met or removed.
  *
+ * The choice takes O(log n) of the held groups, not a scan of them: the
+ * held groups are filed by class in heaps (free to send, those below
+ * their minimum first; capped, by when their debt is paid; met, by when
+ * their minimum is owed again), a group's buckets refill only when it is
+ * touched, and each choice first re-files at most IOBAND_RANGE_BATCH (8)
+ * groups whose class changed with time.  When more fall due at once, the
+ * rest are re-filed on the calls that follow, which come at once: with k
+ * due together, the last is re-filed up to ceil(k / 8) - 1 releases late.
+ *
  * 7. A bio's life
  *
  * map() remaps the bio to the device below and, under the device group's
@@ -234,7 +243,8 @@
  * a device's groups (status, reset, presuspend, resume, removal, a table's
  * groups attached) takes the lock for IOBAND_LOCK_BATCH groups at a time
  * (ioband_walk_groups()); a group that gets room wakes its own waiting
- * submitters, not every group's (ioband_room_queue()).  Two things still
+ * submitters, not every group's (ioband_room_queue()); range-bw chooses
+ * in O(log n) (see 6.).  Two things still
  * grow with the groups under the lock, both rare and a few stores a
  * group: a policy change by message restarts every group's virtual time,
  * and growing the heap (on attach, doubling) copies it.
