@@ -17,8 +17,8 @@
  * "suspend DEVICE", "resume DEVICE" (as `dmsetup suspend|resume`), or
  * "held DEVICE N [GROUP]": wait until GROUP (every group if none) of the
  * ioband device has had N more bios held than when the line began (the
- * delayed reads and writes of its status), polling every millisecond for
- * at most 5 s; never refused, a pace and not a check (a test checks what
+ * delayed reads and writes of its status), polling every 2 ms for at
+ * most 5 s; never refused, a pace and not a check (a test checks what
  * was held from the trace).  With DMMSG_TRACE set, "dmmsg op N: LINE" goes to
  * the trace (trace_marker) before line N and "dmmsg done N" after it, so
  * that trace events can be told apart by the line that caused them.
@@ -188,8 +188,8 @@ static int wait_held(int fd, char *buf, const char *dev, const char *args)
 	h0 = held_so_far(fd, buf, dev, *group ? group : NULL);
 	if (h0 < 0)
 		return -1;
-	for (i = 0; i < 5000; i++) {
-		struct timespec ms = { 0, 1000000 };
+	for (i = 0; i < 2500; i++) {
+		struct timespec ms = { 0, 2000000 };
 
 		h = held_so_far(fd, buf, dev, *group ? group : NULL);
 		if (h < 0)
