@@ -14,8 +14,8 @@
 # some); at each detach, held bios moved to the default group; every bio
 # held released once; ioband mapped as many bios as fio and dd issued and
 # the devices below completed.  No verify error; the devices work after.
-# Run time: production 4 min with 100 cycles on a loaded host (the
-# storm 167 s); 50-rel-reconfig-short runs it with 20 in make check.
+# Minutes long on production: 50-rel-reconfig-short runs it with 20
+# cycles in make check (VM_APPEND=REL_CYCLES=N sets the number).
 # long: yes
 # timeout: 900
 # smp: 4
@@ -74,8 +74,8 @@ done
 # detach, suspend and reload finds some held.  Groups are detached right
 # after a resume, when the bios dm deferred while the device was
 # suspended have just come into their groups: detached later, a group
-# just attached again had often only one bio of its own held (8 of 240
-# detaches moved none, production, loaded host).
+# just attached again had often only one bio of its own held, which
+# could go down just before the detach.
 awk -v seed="$RANDOM" -v cycles="$CYCLES" -v a="$A" -v b="$B" -v c="$C" \
 	-v d="$D" -v tbl="0 $sz ioband $nb stormdg 0 $IOLIMIT cgroup weight 2" 'BEGIN {
 	srand(seed)
@@ -229,7 +229,7 @@ log "trace: $susp suspends ($reloads in reloads), $held held bios released by th
 [ "$bare_susp" = 0 ] || fail "$bare_susp of $susp suspends found no bio held"
 [ "$detaches" -ge $((2 * CYCLES)) ] || fail "only $detaches detaches done"
 [ "$bare_det" = 0 ] || fail "$bare_det of $detaches detaches found no bio held in the group ($(cat "$TESTDIR/trace.first"))"
-[ "$devcycles" -ge 3 ] || fail "only $devcycles create/remove cycles of the second device"
+[ "$devcycles" -ge 2 ] || fail "only $devcycles create/remove cycles of the second device"
 below=$(($(rel_below_ios "$nb") - below0))
 below2=$(($(rel_below_ios "$nb2") - below20))
 assert_eq "$below" "$((bios + kept))" "I/Os completed below the first device vs issued by fio"
