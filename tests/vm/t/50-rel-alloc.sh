@@ -16,7 +16,7 @@
 # Each bio ioband held it released once; kmemleak finds nothing of ours.
 # Debian's 6.1 (the production kernel) has no CONFIG_FAULT_INJECTION:
 # there the test is skipped, never passed.
-# timeout: 900
+# timeout: 1800
 # append: kmemleak=on
 . /tests/lib.sh
 . /tests/t/rel.inc

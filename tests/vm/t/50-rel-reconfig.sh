@@ -17,7 +17,7 @@
 # Minutes long on production: 50-rel-reconfig-short runs it with 20
 # cycles in make check (VM_APPEND=REL_CYCLES=N sets the number).
 # long: yes
-# timeout: 900
+# timeout: 1800
 # smp: 4
 . /tests/lib.sh
 . /tests/t/rel.inc
