@@ -345,6 +345,8 @@
 #include <linux/bio.h>
 #include <linux/cgroup.h>
 #include <linux/cred.h>
+#include <linux/debugfs.h>
+#include <linux/fault-inject.h>
 #include <linux/hash.h>
 #include <linux/hrtimer.h>
 #include <linux/device-mapper.h>
@@ -352,6 +354,7 @@
 #include <linux/dm-ioband.h>
 #include <linux/module.h>
 #include <linux/sched.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
@@ -1161,6 +1164,99 @@ static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 	return DM_ENDIO_DONE;
 }
 
+/* ---- allocation fault injection ----------------------------------------- */
+
+/*
+ * Every allocation of the configuration paths (table load, a new device
+ * group, attach) first asks ioband_alloc_fails(), which fails it as the
+ * fault attribute /sys/kernel/debug/fail_ioband says (the knobs of
+ * Documentation/fault-injection: probability, times, space, task-filter),
+ * so that a test fails ioband's allocations and nobody else's.
+ * fail_ioband/sites counts the failures injected at each site: a test can
+ * require every failure path to have been taken.  Built only with
+ * CONFIG_FAULT_INJECTION_DEBUG_FS; otherwise nothing fails.
+ */
+enum ioband_alloc_site {
+	IOBAND_ALLOC_TABLE,	/* ioband_ctr(): the parsed groups */
+	IOBAND_ALLOC_DEVICE,	/* ioband_ctr(): the device */
+	IOBAND_ALLOC_DG,	/* ioband_dg_get(): a new device group */
+	IOBAND_ALLOC_DG_HEAP,	/* ioband_dg_get(): its first heap */
+	IOBAND_ALLOC_DG_WQ,	/* ioband_dg_get(): its workqueue */
+	IOBAND_ALLOC_HEAP,	/* ioband_dg_reserve(): a larger heap */
+	IOBAND_ALLOC_GROUPS,	/* ioband_attach(): the array of new groups */
+	IOBAND_ALLOC_GROUP,	/* ioband_attach(): one group */
+	IOBAND_ALLOC_SLOT,	/* ioband_attach(): its slot in the xarray */
+	IOBAND_NR_ALLOC_SITES
+};
+
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+static DECLARE_FAULT_ATTR(ioband_fail_alloc);
+static atomic_t ioband_alloc_failed[IOBAND_NR_ALLOC_SITES];
+static struct dentry *ioband_fault_dir;
+
+static const char * const ioband_alloc_site_names[IOBAND_NR_ALLOC_SITES] = {
+	[IOBAND_ALLOC_TABLE] = "table",
+	[IOBAND_ALLOC_DEVICE] = "device",
+	[IOBAND_ALLOC_DG] = "dg",
+	[IOBAND_ALLOC_DG_HEAP] = "dg_heap",
+	[IOBAND_ALLOC_DG_WQ] = "dg_wq",
+	[IOBAND_ALLOC_HEAP] = "heap",
+	[IOBAND_ALLOC_GROUPS] = "groups",
+	[IOBAND_ALLOC_GROUP] = "group",
+	[IOBAND_ALLOC_SLOT] = "slot",
+};
+
+static bool ioband_alloc_fails(enum ioband_alloc_site site)
+{
+	if (!should_fail(&ioband_fail_alloc, 1))
+		return false;
+	atomic_inc(&ioband_alloc_failed[site]);
+	return true;
+}
+
+static int ioband_sites_show(struct seq_file *m, void *v)
+{
+	int i;
+
+	for (i = 0; i < IOBAND_NR_ALLOC_SITES; i++)
+		seq_printf(m, "%s %d\n", ioband_alloc_site_names[i],
+			   atomic_read(&ioband_alloc_failed[i]));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(ioband_sites);
+
+/* Without debugfs nothing is injected, and ioband works as ever. */
+static void ioband_fault_init(void)
+{
+	ioband_fault_dir = fault_create_debugfs_attr("fail_ioband", NULL,
+						     &ioband_fail_alloc);
+	if (!IS_ERR(ioband_fault_dir))
+		debugfs_create_file("sites", 0400, ioband_fault_dir, NULL,
+				    &ioband_sites_fops);
+}
+
+static void ioband_fault_exit(void)
+{
+	debugfs_remove_recursive(ioband_fault_dir);
+}
+#else
+static inline bool ioband_alloc_fails(enum ioband_alloc_site site)
+{
+	return false;
+}
+
+static inline void ioband_fault_init(void)
+{
+}
+
+static inline void ioband_fault_exit(void)
+{
+}
+#endif
+
+/* @alloc, or NULL without calling it when a failure is injected at @site */
+#define ioband_alloc(site, alloc) (ioband_alloc_fails(site) ? NULL : (alloc))
+
 /* ---- device groups ------------------------------------------------------- */
 
 static struct ioband_dg *ioband_dg_get(const char *name,
@@ -1177,11 +1273,14 @@ static struct ioband_dg *ioband_dg_get(const char *name,
 			goto out;
 		}
 	}
-	dg = kzalloc(sizeof(*dg), GFP_KERNEL);
-	heap = kvcalloc(IOBAND_HEAP_SLOTS(1), sizeof(*heap), GFP_KERNEL);
+	dg = ioband_alloc(IOBAND_ALLOC_DG, kzalloc(sizeof(*dg), GFP_KERNEL));
+	heap = ioband_alloc(IOBAND_ALLOC_DG_HEAP,
+			    kvcalloc(IOBAND_HEAP_SLOTS(1), sizeof(*heap),
+				     GFP_KERNEL));
 	if (dg)
-		dg->wq = alloc_workqueue("kioband/%.15s", WQ_MEM_RECLAIM, 0,
-					 name);
+		dg->wq = ioband_alloc(IOBAND_ALLOC_DG_WQ,
+				      alloc_workqueue("kioband/%.15s",
+						      WQ_MEM_RECLAIM, 0, name));
 	if (!dg || !heap || !dg->wq) {
 		if (dg && dg->wq)
 			destroy_workqueue(dg->wq);
@@ -1239,7 +1338,9 @@ static int ioband_dg_reserve(struct ioband_dg *dg, u32 more)
 	if (need <= dg->sched.heap_cap)
 		return 0;
 	need = max(need, 2 * dg->sched.heap_cap);
-	heap = kvcalloc(IOBAND_HEAP_SLOTS(need), sizeof(*heap), GFP_KERNEL);
+	heap = ioband_alloc(IOBAND_ALLOC_HEAP,
+			    kvcalloc(IOBAND_HEAP_SLOTS(need), sizeof(*heap),
+				     GFP_KERNEL));
 	if (!heap)
 		return -ENOMEM;
 	spin_lock_irq(&dg->lock);
@@ -1347,16 +1448,21 @@ static int ioband_attach(struct ioband_device *d,
 	struct ioband_dg *dg = d->dg;
 	struct ioband_group **gs;
 	u32 i;
-	int r = -ENOMEM;
+	int r;
 
-	gs = kvcalloc(nr, sizeof(*gs), GFP_KERNEL);
+	gs = ioband_alloc(IOBAND_ALLOC_GROUPS,
+			  kvcalloc(nr, sizeof(*gs), GFP_KERNEL));
 	if (!gs)
 		return -ENOMEM;
 	for (i = 0; i < nr; i++) {
-		gs[i] = kzalloc(sizeof(*gs[i]), GFP_KERNEL);
-		if (!gs[i])
+		gs[i] = ioband_alloc(IOBAND_ALLOC_GROUP,
+				     kzalloc(sizeof(*gs[i]), GFP_KERNEL));
+		if (!gs[i]) {
+			r = -ENOMEM;
 			goto fail;
-		r = xa_reserve_irq(&d->groups, confs[i].id, GFP_KERNEL);
+		}
+		r = ioband_alloc_fails(IOBAND_ALLOC_SLOT) ? -ENOMEM :
+			xa_reserve_irq(&d->groups, confs[i].id, GFP_KERNEL);
 		if (r)
 			goto fail;
 	}
@@ -1615,8 +1721,9 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "missing device";
 		return -EINVAL;
 	}
-	t.groups = kvcalloc(argc, sizeof(*t.groups), GFP_KERNEL);
-	d = kzalloc(sizeof(*d), GFP_KERNEL);
+	t.groups = ioband_alloc(IOBAND_ALLOC_TABLE,
+				kvcalloc(argc, sizeof(*t.groups), GFP_KERNEL));
+	d = ioband_alloc(IOBAND_ALLOC_DEVICE, kzalloc(sizeof(*d), GFP_KERNEL));
 	if (!t.groups || !d) {
 		ti->error = "out of memory";
 		r = -ENOMEM;
@@ -2120,15 +2227,19 @@ static int __init dm_ioband_init(void)
 		      ioband_policy_abi(), IOBAND_ABI);
 		return -EINVAL;
 	}
+	ioband_fault_init();
 	r = dm_register_target(&ioband_target);
-	if (r < 0)
+	if (r < 0) {
 		DMERR("register failed %d", r);
+		ioband_fault_exit();
+	}
 	return r;
 }
 
 static void __exit dm_ioband_exit(void)
 {
 	dm_unregister_target(&ioband_target);
+	ioband_fault_exit();
 }
 
 module_init(dm_ioband_init);

@@ -1,102 +1,149 @@
 #!/bin/bash
-# Allocation failure (debug kernel): failslab fails the slab allocations of
-# dmsetup's own calls (table loads with groups, device creation, attach
-# messages) while a writer verifies its data through ioband: each call
-# either works or fails with an error, and the device is then in the state
-# that outcome says; ioband counts as many bios as fio issued and the
-# device below completed.  fail_make_request then fails bios below ioband
-# while bios are held: every submitter gets EIO, ioband counts each bio
-# once (the device below never sees the failed ones: not compared there).
-# Each bio ioband held it released once.
-# kmemleak finds nothing of ours afterwards.
-# timeout: 500
+# Allocation failure: ioband's own fault attribute (fail_ioband in debugfs,
+# built with CONFIG_FAULT_INJECTION_DEBUG_FS) fails one of ioband's
+# allocations at a time and nobody else's: every allocation of four
+# operations in turn (creating a device in a new device group, a second
+# device in a live one, loading a table into the live device, an attach
+# message), until the operation gets through.  Each failure reaches the
+# caller as ENOMEM and changes nothing: no device, table or group is
+# left, no device group's worker survives; every allocation site failed
+# at least once (fail_ioband/sites).  Meanwhile a writer verifies its data
+# through the live device at io_limit 1 on a slow disk, so bios are held
+# throughout: ioband counts as many bios as fio issued and the device
+# below completed.  fail_make_request then fails bios below ioband while
+# bios are held: every submitter gets EIO, ioband counts each bio once
+# (the device below never sees the failed ones: not compared there).
+# Each bio ioband held it released once; kmemleak finds nothing of ours.
+# Debian's 6.1 (the production kernel) has no CONFIG_FAULT_INJECTION:
+# there the test is skipped, never passed.
+# timeout: 1800
+# long: debug
 # append: kmemleak=on
 . /tests/lib.sh
 . /tests/t/rel.inc
 
-rel_kernel debug || skip "failslab and fail_make_request are built into the debug kernel only"
-FS=/sys/kernel/debug/failslab
-FMR=/sys/kernel/debug/fail_make_request
-[ -d $FS ] && [ -d $FMR ] || skip "no failslab or fail_make_request in debugfs"
-ROUNDS=${REL_ROUNDS:-15}
+DBG=/sys/kernel/debug
+FI=$DBG/fail_ioband
+FMR=$DBG/fail_make_request
+if ! [ -d $FI ]; then
+	[ -d $DBG/failslab ] || [ -d $FMR ] &&
+		fail "the kernel injects faults, but ioband has no $FI"
+	skip "no CONFIG_FAULT_INJECTION in this kernel: ioband's allocations cannot be failed"
+fi
+[ -d $FMR ] || skip "no fail_make_request in debugfs"
 
-nb=$(nullb_create alloc0 64 200000 2 1)
+nb=$(nullb_create alloc0 64 2000000 2 1)
 sz=$(blockdev --getsz "$nb")
-table() { # groups from $1, $2 of them
-	awk -v sz="$sz" -v nb="$nb" -v a="$1" -v n="$2" 'BEGIN {
-		printf "0 %d ioband %s allocdg 0 4 user weight 2 :100", sz, nb
-		for (i = a; i < a + n; i++) printf " %d:%d", i, i % 100 + 1
-		print "" }'
-}
-dev=$(dm_create alloc "$(table 1000 10)")
+spare=$(nullb_create alloc2 16 "" "" 0)
+ssz=$(blockdev --getsz "$spare")
+# io_limit 1 on a 2 ms disk: the writer's other bios wait in ioband
+dev=$(dm_create alloc "0 $sz ioband $nb allocdg 0 1 user weight 2 :100 0:100 1000:10 1001:10 1002:10")
 rel_below_prepare "$nb"
 below0=$(rel_below_ios "$nb")
 rel_trace_start
 live=$(dmsetup table alloc)
 
-# failslab for the tasks that ask for it (task-filter), no console noise
-on_exit "echo 0 > $FS/probability"
-echo 0 >$FS/verbose
-# GFP_KERNEL allocations too (ignore-gfp-wait is Y by default: only atomic
-# ones would fail)
-echo N >$FS/ignore-gfp-wait
-echo Y >$FS/task-filter
-echo -1 >$FS/times
-echo 1 >$FS/interval
-# 1 %: a dmsetup run makes a few hundred slab allocations (its exec
-# included), so some calls get through and some fail
-echo 1 >$FS/probability
-failing() {
-	sh -c 'echo 1 > /proc/self/make-it-fail && exec "$@"' failing "$@" >/dev/null 2>&1
-}
-
 rel_loop_start w timeout 180 fio --name=alloc --filename="$dev" --rw=randwrite \
-	--bs=4k --size=2m --numjobs=2 --offset_increment=8m --direct=1 \
+	--bs=4k --size=1m --numjobs=4 --offset_increment=8m --direct=1 \
 	--ioengine=psync --verify_fatal=1 --group_reporting
+rel_wait_held alloc 3 "$(cat "$TESTDIR/loop-w/pid")"
+held0=$(rel_held alloc)
 
-ok=0 failed=0
-has_group() { dmsetup status alloc | awk -v id="$1" '{ for (i = 5; i <= NF; i += 7) if ($i == id) f = 1 } END { exit !f }'; }
-for r in $(seq 1 "$ROUNDS"); do
-	[ $((r % 5)) = 1 ] && log "round $r: $ok calls worked, $failed failed"
-	# attach: present exactly when it succeeded
-	id=$((50000 + r))
-	if failing dmsetup message alloc 0 attach $id; then
-		ok=$((ok + 1))
-		has_group $id || fail "round $r: attach $id succeeded but the group is missing"
-		dmsetup message alloc 0 detach $id || fail "round $r: detach $id"
-	else
-		failed=$((failed + 1))
-		has_group $id && fail "round $r: attach $id failed but the group is there"
-	fi
-	# a table load with 200 groups: an inactive table exactly when it succeeded
-	if failing dmsetup load alloc --table "$(table $((r * 1000)) 200)"; then
-		ok=$((ok + 1))
-		[ -n "$(dmsetup table --inactive alloc)" ] || fail "round $r: load succeeded, no inactive table"
-		dmsetup clear alloc || fail "round $r: clear"
-	else
-		failed=$((failed + 1))
-		[ -z "$(dmsetup table --inactive alloc)" ] ||
-			fail "round $r: load failed but left an inactive table"
-	fi
-	assert_eq "$(dmsetup table alloc)" "$live" "round $r: live table"
-	# a whole device: create, then remove whatever is left
-	if failing dmsetup create alloc2 --table "$(table 1 20 | sed 's/allocdg/allocdg2/')"; then
-		ok=$((ok + 1))
-	else
-		failed=$((failed + 1))
-	fi
-	dmsetup remove alloc2 >/dev/null 2>&1
-	dmsetup info alloc2 >/dev/null 2>&1 && fail "round $r: alloc2 cannot be removed"
+on_exit "echo 0 > $FI/probability"
+echo 0 >$FI/verbose
+echo Y >$FI/task-filter
+echo 1 >$FI/interval
+echo 0 >$FI/probability
+sites() { awk '{ printf " %s=%s", $1, $2 }' $FI/sites; }
+sites0=$(sites)
+# Tables are loaded into devices made without one, and messages sent, by
+# dmmsg: one ioctl each, where a dmsetup would cost seconds on the debug
+# kernel.
+for n in fnew fsecond; do
+	dmsetup create $n --notable || fail "dmsetup create $n --notable"
+	on_exit "dmsetup remove --retry $n"
 done
-echo 0 >$FS/probability
-log "failslab: $ok calls worked, $failed failed cleanly"
-[ $failed -gt 0 ] || fail "failslab made nothing fail"
+failing() { # [--load]: dmmsg with make-it-fail, the line on stdin
+	sh -c 'echo 1 > /proc/self/make-it-fail && exec dmmsg "$@"' failing "$@" 2>&1
+}
+# A device group's workqueue has a rescuer thread (WQ_MEM_RECLAIM), named
+# kioband/NAME (6.1) or kworker/R-kioband/NAME (6.12).
+has_worker() { cat /proc/[0-9]*/comm 2>/dev/null | grep -q "kioband/$1\$"; }
+no_worker() {
+	local i=0
+	while has_worker "$1"; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || return 1
+		sleep 0.05
+	done
+}
+tables() { dmsetup info "$1" 2>/dev/null | sed -n 's/^Tables present: *//p'; }
+# nothing left of a failed or undone operation
+no_table() { [ "$(tables "$1")" = None ] && { [ -z "${2:-}" ] || no_worker "$2"; }; }
+unchanged() {
+	[ "$(dmsetup table alloc)" = "$live" ] && [ "$(tables alloc)" = LIVE ]
+}
+# walk NAME CHECK UNDO DMMSG_ARGS LINE: with space k, the k-th of ioband's
+# allocations for LINE fails (space 1 and 0 both fail the first); k = 1,
+# 2, ... until LINE gets through with none failed.  CHECK must hold after
+# each failure and, after UNDO, after the success.
+injected=0
+walk() {
+	local name=$1 check=$2 undo=$3 args=$4 line=$5 k=1 out rc
+	while :; do
+		echo 1 >$FI/times
+		echo $k >$FI/space
+		echo 100 >$FI/probability
+		# shellcheck disable=SC2086 # none or one word
+		out=$(echo "$line" | failing $args)
+		rc=$?
+		echo 0 >$FI/probability
+		if [ "$(cat $FI/times)" = 1 ]; then
+			[ $rc = 0 ] || fail "$name: nothing failed at allocation $k, yet: $out"
+			$undo >/dev/null || fail "$name: undoing it"
+			$check || fail "$name: undone, it left something behind"
+			break
+		fi
+		injected=$((injected + 1))
+		[ $rc != 0 ] || fail "$name: allocation $k failed, yet the operation succeeded"
+		case $out in
+		*"Cannot allocate memory"*) ;;
+		*) fail "$name: allocation $k failed, but the caller saw: $out" ;;
+		esac
+		$check || fail "$name: allocation $k failed and left a change: $(dmsetup ls; dmsetup table alloc)"
+		k=$((k + 1))
+		[ $k -le 64 ] || fail "$name: more than 64 allocations"
+	done
+	log "$name: each of its $((k - 1)) allocations failed once, cleanly; then it worked"
+}
+# (the worker of a device group that was made can be seen: the check can fail)
+undo_fnew() { has_worker fnew || fail "no worker kioband/fnew seen"; dmsetup clear fnew; }
+walk "a table in a new device group" "no_table fnew fnew" undo_fnew --load \
+	"fnew 0 $ssz ioband $spare fnew 0 1 user weight 2 :100 1:10 2:10"
+walk "a table in the live device group" "no_table fsecond" "dmsetup clear fsecond" --load \
+	"fsecond 0 $ssz ioband $spare allocdg 0 1 user weight 2 :100 1:10"
+walk "a table for the live device" unchanged "dmsetup clear alloc" --load \
+	"alloc 0 $sz ioband $nb allocdg 0 1 user weight 2 :100 0:100 7:10"
+walk "attach" unchanged "dmsetup message alloc 0 detach 777" "" "alloc attach 777"
+sites1=$(sites)
+log "failures injected at each site:$sites1 (before:$sites0)"
+set -- $sites1
+per_site=0
+for s; do
+	n=${s#*=}
+	[ "$n" -gt 0 ] || fail "no failure was injected at allocation site ${s%=*}: its failure path was never taken"
+	per_site=$((per_site + n))
+done
+assert_eq "$per_site" "$injected" "failures counted at the sites vs injected"
+held=$(($(rel_held alloc) - held0))
+[ "$held" -gt 0 ] || fail "no bio was held while allocations failed"
 rel_loop_stop w
 set -- "$LOOP_RUNS" "$LOOP_IOS"
 bios=$2
 counted=$(($(rel_sum alloc 1) + $(rel_sum alloc 4)))
 assert_eq "$counted" "$bios" "bios counted by ioband vs issued by fio"
 assert_eq "$(($(rel_below_ios "$nb") - below0))" "$bios" "I/Os completed below ioband vs issued by fio"
+log "$injected allocations failed cleanly, $held bios held meanwhile, $bios bios counted once each"
 
 # --- fail_make_request below ioband, with bios held -----------------------------
 slow=$(nullb_create alloc1 64 2000000 1 1)
@@ -133,6 +180,6 @@ holds=$(rel_trace_balance)
 log "$holds bios held and released once each"
 rel_kmemleak_check
 report holds "$holds"
-report calls_ok "$ok"
-report calls_failed "$failed"
+report alloc_failed "$injected"
+report held_while_failing "$held"
 report bios $((bios + want))
