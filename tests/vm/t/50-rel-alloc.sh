@@ -17,7 +17,6 @@
 # Debian's 6.1 (the production kernel) has no CONFIG_FAULT_INJECTION:
 # there the test is skipped, never passed.
 # timeout: 1800
-# long: debug
 # append: kmemleak=on
 . /tests/lib.sh
 . /tests/t/rel.inc
