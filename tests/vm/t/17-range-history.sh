@@ -36,7 +36,9 @@ done
 # not a debt from the minimum, must be what limits it.
 XA=$((CAP * 25 / 100))
 dmsetup message rhist 0 range-bw "$A:0:$XA" || fail "range-bw $A:0:$XA"
+rng_cap_start "$A"
 rng_measure hist_cap25 rhist-a rhist-b
+rng_cap_check "$A" "$XA" hist_cap25
 [ "${KBS[0]}" -le $((XA * 105 / 100)) ] || fail "a capped at $XA KB/s got ${KBS[0]} KB/s"
 [ "${KBS[0]}" -ge $((XA * 80 / 100)) ] ||
 	fail "a, capped at $XA KB/s with equal weights, got only ${KBS[0]} KB/s (b ${KBS[1]}) after its minimum was removed"
