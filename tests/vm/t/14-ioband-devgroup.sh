@@ -22,10 +22,11 @@ d2=$(dm_create dgi2 "0 $half ioband $p2 shared 0 16 none weight 16 :100")
 pids=()
 for d in "$d1" "$d2"; do
 	fio --name=r --filename="$d" --rw=randread --bs=4k --numjobs=8 \
-		--direct=1 --ioengine=psync --time_based --runtime=30 \
+		--direct=1 --ioengine=psync --time_based --runtime=600 \
 		--group_reporting >/dev/null 2>&1 &
 	pids+=($!)
 done
+on_exit "kill ${pids[*]}"
 reads() { dmsetup status "$1" | awk '{print $6}'; }
 # The window opens once both devices read: fio's 16 processes start some
 # seconds apart on the debug kernel, and runs measured whole then
@@ -40,6 +41,10 @@ dmsetup message dgi1 0 reset && dmsetup message dgi2 0 reset || fail "reset"
 sleep 5		# the measured window
 r1=$(reads dgi1)
 r2=$(reads dgi2)
+# killed below, not before: fio's own end would close the window early
+for p in "${pids[@]}"; do
+	kill -0 "$p" 2>/dev/null || fail "a fio ended before the window closed (dgi1=$r1 dgi2=$r2 reads)"
+done
 kill "${pids[@]}" 2>/dev/null
 wait
 share=$((100 * r1 / (r1 + r2)))
