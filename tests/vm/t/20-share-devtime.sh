@@ -1,0 +1,92 @@
+#!/bin/bash
+# Weights in device time (weight-time, the policy's default settings): on
+# the model device's ssd profile, where a write occupies the device 3.9
+# times as long as a read, weights 4:2:1 with the writes in the lowest
+# group give each group its weight's share of the device's busy time
+# within the goal's 2 points (57.1 / 28.6 / 14.3).  Counting I/Os instead
+# (policy weight) gave the writer 39 % (bench/vm/70-devtime.sh).  The
+# model device counts each cgroup's busy time itself, and -icount makes
+# the figures repeat whatever the host does.  The profile's times are x20
+# (a 4 KiB read 2.32 ms, a write 8.96 ms, 4 channels), so the device and
+# not the guest's CPU is the limit: checked below from its busy time.
+# icount: yes
+# smp: 1
+# long: debug
+# timeout: 600
+. /tests/lib.sh
+
+SETTLE=3 WINDOW=4	# seconds of guest time
+dev=$(iobm_create dts0 1024 ssd)
+d=$IOBM_CFS/dts0
+for a in read_base_ns write_base_ns read_per_kib_ns write_per_kib_ns; do
+	v=$(cat "$d/$a")
+	echo $((v * 20)) >"$d/$a" || fail "x20 $a"
+done
+sz=$(blockdev --getsz "$dev")
+echo none >"/sys/block/dts0/queue/scheduler" || fail "scheduler none"
+declare -A id w rw
+w=([a]=400 [b]=200 [c]=100)
+rw=([a]=randread [b]=randread [c]=randwrite)
+for g in a b c; do
+	cg_create "dts-$g" >/dev/null
+	id[$g]=$(stat -c %i "$CG_ROOT/dts-$g")
+done
+iob=$(dm_create dts "0 $sz ioband $dev dtsdg 0 0 cgroup weight-time 0 :100 ${id[a]}:400 ${id[b]}:200 ${id[c]}:100")
+
+pids=()
+for g in a b c; do
+	cg_run "dts-$g" fio --name="$g" --filename="$iob" --rw="${rw[$g]}" \
+		--bs=4k --numjobs=4 --iodepth=4 --direct=1 --ioengine=libaio \
+		--time_based --runtime=600 --norandommap --randrepeat=0 \
+		--group_reporting >"$TESTDIR/fio-$g.out" 2>&1 &
+	pids+=($!)
+done
+on_exit "kill ${pids[*]}"
+
+# busy_ns of each cgroup (BUSY[id]) and the device's (TOTAL) since the reset
+declare -A BUSY
+dts_stats() {
+	local -a f
+	BUSY=() TOTAL=0
+	while read -r -a f; do
+		case ${f[0]} in
+		cgroup) BUSY[${f[1]}]=$((${BUSY[${f[1]}]:-0} + f[8])) ;;
+		total) TOTAL=${f[4]} ;;
+		esac
+	done <"$d/stats"
+}
+# every group served before the estimator's settling time starts
+echo 0 >"$d/stats"
+for g in a b c; do
+	until dts_stats && [ "${BUSY[${id[$g]}]:-0}" -gt 0 ]; do
+		kill -0 "${pids[0]}" 2>/dev/null || fail "fio ended early: $(tail -n 3 "$TESTDIR/fio-a.out")"
+		sleep 0.1
+	done
+done
+sleep $SETTLE	# the estimator learns the costs (guest time)
+echo 0 >"$d/stats"
+sleep $WINDOW	# the measured window (guest time)
+dts_stats
+for p in "${pids[@]}"; do
+	kill -0 "$p" 2>/dev/null || fail "a fio ended during the window"
+done
+
+ch=$(cat "$d/channels")
+busy=$((TOTAL / 10000000 / ch / WINDOW))
+report share_devtime.busy "$busy"
+log "device busy $busy % of $ch channels x $WINDOW s"
+[ "$busy" -ge 95 ] || fail "device not the limit: busy $busy % of its time"
+declare -A got
+msg=
+for g in a b c; do
+	got[$g]=$((BUSY[${id[$g]}] * 1000 / TOTAL))
+	report "share_devtime.$g" "${got[$g]}"
+	msg+=" $g=$((got[$g] / 10)).$((got[$g] % 10))"
+done
+for g in a b c; do
+	want=$((w[$g] * 1000 / 700))
+	dd=$((got[$g] - want))
+	[ ${dd#-} -le 20 ] ||
+		fail "group $g (weight ${w[$g]}, ${rw[$g]}) got $((got[$g] / 10)).$((got[$g] % 10)) % of the device time, want $((want / 10)).$((want % 10)) within 2 points (%:$msg)"
+done
+log "device time shares (%):$msg, within 2 points of 4:2:1"
