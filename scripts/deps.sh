@@ -27,7 +27,7 @@ PKGS=(
 	flex bison bc libelf-dev libssl-dev dwarves cpio xz-utils zstd rsync
 	# the VM harness: guest tools and QEMU
 	qemu-system-x86 busybox-static fio dmsetup lvm2 e2fsprogs fdisk
-	util-linux kmod coreutils
+	util-linux kmod coreutils mdadm
 	# userspace: tools/ioband-setup, unit tests and fuzzers
 	libdevmapper-dev clang-14 libfuzzer-14-dev libclang-rt-14-dev
 	# benchmarks

@@ -1741,6 +1741,15 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "device lookup failed";
 		goto bad;
 	}
+	/*
+	 * A zone takes its writes in order; holding one group's write while
+	 * another group's goes to the same zone would break that order.
+	 */
+	if (bdev_is_zoned(d->dev->bdev)) {
+		ti->error = "zoned devices are not supported (holding breaks zone write order)";
+		r = -EINVAL;
+		goto bad_dev;
+	}
 	d->dg = ioband_dg_get(t.dg_name, &t.dg);
 	if (!d->dg) {
 		ti->error = "out of memory";

@@ -1,0 +1,69 @@
+#!/bin/bash
+# ioband with io_uring, bios larger than 4 MiB (the most a group holds), a
+# zoned device and swap, each checked for integrity: two cgroups' writers
+# (weights 400 and 100) queue in ioband (io_limit 1), and verify with a
+# pattern new to the run (fio_verify_args).  The layers users stack with
+# ioband (dm-crypt, dm-thin, md raid1, loop, above and below) are
+# 40-stack-layers.sh.
+# timeout: 300
+# long: debug
+. /tests/lib.sh
+. /tests/t/stack.inc
+. /tests/t/kinds.inc
+require fio
+
+# io_uring: REQ_NOWAIT bios that would be held end with EAGAIN and come
+# back from io_uring's worker; the data must be there exactly once.
+WHAT="io_uring"
+N=$((N + 1))
+sk_ioband "$(stk_nullb skd$N 128)"
+SK_ENGINE=io_uring SK_FIO="--iodepth=16" sk_writers "$SK_DEV"
+h=$(sk_held)
+[ "$h" -gt 0 ] || fail "$WHAT: no bio held"
+log "$WHAT: verified at depth 16, $h bios held"
+
+# Bios of 8 MiB, twice what a group may hold: direct I/O from huge pages
+# (four 2 MiB pages make one bio), through ioband in one piece.
+WHAT="8 MiB bios"
+on_exit "echo 0 > /proc/sys/vm/nr_hugepages"
+echo 64 >/proc/sys/vm/nr_hugepages
+[ "$(cat /proc/sys/vm/nr_hugepages)" -ge 48 ] ||
+	fail "$WHAT: $(cat /proc/sys/vm/nr_hugepages) huge pages of the 48 wanted (each fio job takes 5 for its 8 MiB buffer)"
+N=$((N + 1))
+sk_ioband "$(stk_nullb skd$N 128)"
+trace_start ioband/ioband_map
+SK_BS=8m SK_MB=16 SK_FIO="--iomem=shmhuge" sk_writers "$SK_DEV"
+trace_stop
+big=$(awk '/ ioband_map: / { for (i = 1; i <= NF; i++) if ($i ~ /^nr_sector=/) {
+	n = substr($i, 11) + 0; if (n > m) m = n } } END { print m + 0 }' $TRACEFS/trace)
+[ "$big" -gt 8192 ] || fail "$WHAT: the largest bio ioband saw had $big sectors"
+log "$WHAT: verified; the largest bio ioband mapped had $big sectors"
+
+# A zoned device: refused at table load, with the reason in the log.
+WHAT="zoned"
+zd=$(stk_nullb skz 256 zoned=1 zone_size=16)
+zsz=$(blockdev --getsz "$zd")
+if dmsetup create skzio --table "0 $zsz ioband $zd skzdg 0 0 none weight 0 :100" 2>"$TESTDIR/zoned.err"; then
+	dmsetup remove skzio
+	fail "$WHAT: ioband loaded over a zoned device"
+fi
+why=$(dmesg | grep "zoned devices are not supported" | tail -n 1)
+[ -n "$why" ] || fail "$WHAT: refused without ioband's reason: $(dmesg | tail -n 3)"
+log "$WHAT: refused (${why#*] })"
+
+# Swap on ioband under memory pressure: 64 MiB in a cgroup limited to
+# 24 MiB goes out to swap and back, twice.  Swap bios are REQ_SWAP: never
+# held (see 3. in dm-ioband.c), but they pass through ioband and count.
+WHAT="swap"
+N=$((N + 1))
+sk_ioband "$(stk_nullb skd$N 256)"
+mkswap "$SK_DEV" >/dev/null || fail "mkswap on ioband"
+swapon "$SK_DEV" || fail "swapon $SK_DEV"
+on_exit "swapoff $SK_DEV"
+cg_create sk-swap >/dev/null
+S=$(stat -c %i $CG_ROOT/sk-swap)
+echo 24M >$CG_ROOT/sk-swap/memory.max || fail "memory.max"
+out=$(cg_run sk-swap memverify 64 2) || fail "$WHAT: memverify: $out"
+ws=$(dmsetup status "$SK_IO" | awk '{ s = 0; for (i = 5; i + 6 <= NF; i += 7) s += $(i + 6); print s }')
+[ "$ws" -ge $((40 << 11)) ] || fail "$WHAT: only $ws sectors written to swap through ioband"
+log "$WHAT: $out; $ws sectors swapped out through ioband"
