@@ -1045,8 +1045,9 @@ static bool ioband_antic_other(struct ioband_sched *s, struct ioband_entity *e,
  * is not holding bios may not bring more than @carry of credit from the
  * past.
  */
-static inline void ioband_sched_arrive(struct ioband_sched *s,
-				       struct ioband_entity *e, u64 now)
+static __always_inline void ioband_sched_arrive(struct ioband_sched *s,
+						struct ioband_entity *e,
+						u64 now)
 {
 	u64 floor = s->vclock - s->carry;
 
@@ -1381,8 +1382,9 @@ static inline void ioband_sched_hold(struct ioband_sched *s,
  * from map.  The caller may dispatch held bios past every limit (suspend);
  * the limits only ever decide in ioband_sched_start() and _next().
  */
-static inline void ioband_sched_charge(struct ioband_sched *s,
-				       struct ioband_entity *e, u32 cost, bool held)
+static __always_inline void ioband_sched_charge(struct ioband_sched *s,
+						struct ioband_entity *e,
+						u32 cost, bool held)
 {
 	/*
 	 * Service under a range-bw minimum is owed, not a share of what is
@@ -1460,7 +1462,10 @@ EXPORT_SYMBOL_GPL(ioband_sched_dispatch);
  * it in @e's list).  @bypass sends it regardless: while suspending, and
  * for bios that other groups may be waiting on; its debt is bounded (see
  * ioband_sched_charge_bypass()).
- * The one call the map path makes, so the building blocks inline here.
+ * The one call the map path makes, so the building blocks inline here:
+ * ioband_sched_arrive() and ioband_sched_charge() are __always_inline,
+ * since inline is only a hint and the compiler keeps large functions out
+ * of line, adding a call and its register saves to every bio.
  */
 bool ioband_sched_start(struct ioband_sched *s, struct ioband_entity *e,
 			u32 cost, bool bypass, u64 now)

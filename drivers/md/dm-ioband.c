@@ -167,14 +167,18 @@
  * its submitter's context, where io_uring reissues it from a worker
  * without REQ_NOWAIT (an EAGAIN that came later, from the worker's
  * submission, would reach io_uring outside the submitting task, where it
- * does not reissue).  Nothing in map() sleeps for them or allocates; on
- * 6.1 dm calls map() for them under rcu_read_lock().  Polled bios
- * (REQ_POLLED) are charged but never held, like metadata: their
- * submitter spins polling for them, and holding one would turn that spin
- * into a busy wait for ioband's clock.  A dm target cannot refuse polling
- * (dm derives it from the devices below), so exempting them is the choice
- * left; a group that sends only polled bios is not held to its share or
- * cap, only charged.
+ * does not reissue).  Nothing in map() sleeps for them or allocates.  dm
+ * core's own part differs: 6.12 allocates their dm_io and clone with
+ * GFP_NOWAIT and ends them with BLK_STS_AGAIN when that fails, 6.1 takes
+ * both from its mempools with GFP_NOIO, as for dm-linear, and may sleep
+ * there when memory is short.  Polled bios (REQ_POLLED) are charged but
+ * never held, like metadata: their submitter spins polling for them, and
+ * holding one would turn that spin into a busy wait for ioband's clock.
+ * On 6.1 a dm target cannot refuse polling (dm derives it from the
+ * devices below); on 6.12 io_hints could clear it, but then a polled bio
+ * to the device fails with BLK_STS_NOTSUPP where it works on dm-linear.
+ * So exempting them is the choice left; a group that sends only polled
+ * bios is not held to its share or cap, only charged.
  *
  * A group holds at most what it drains in IOBAND_HOLD_MS (200 ms) at its
  * cap, at least IOBAND_HOLD_MIN_SECTORS (64 KiB) and at most

@@ -22,6 +22,9 @@ typedef int64_t s64;
 #define S64_MAX		((s64)(~0ULL >> 1))
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define EXPORT_SYMBOL_GPL(sym)
+#ifndef __always_inline		/* glibc's <sys/cdefs.h> has one */
+#define __always_inline	inline __attribute__((__always_inline__))
+#endif
 #define min_t(type, a, b)	((type)(a) < (type)(b) ? (type)(a) : (type)(b))
 #define max_t(type, a, b)	((type)(a) > (type)(b) ? (type)(a) : (type)(b))
 
