@@ -192,7 +192,7 @@ int setup_opts_set(struct setup_opts *o, const char *key, const char *val,
 
 /*
  * The table for a device from @o: @ids holds the resolved ids of
- * o->groups, in order; @device is "major:minor"; @default_dg names the
+ * o->groups, in order (GROUP_ABSENT: checked, but left out); @device is "major:minor"; @default_dg names the
  * device group when o->dg does not.  Device group settings not given are
  * taken from @cur (the table in force, or NULL), else the kernel's
  * defaults, written out (io_limit 128, token_base 256).
@@ -216,6 +216,58 @@ void tab_entry_free(struct tab_entry *e);
  * line, -1 with err filled.
  */
 int tab_parse_line(const char *line, int lineno, struct tab_entry *e, char *err, size_t errlen);
+
+/* Decode iobandtab's \ooo escapes (and \\) in place; -1 on a malformed one. */
+int tab_unescape(char *s);
+
+/*
+ * Cgroup groups by path (pathgroups.c).  The state file (/run/ioband/groups,
+ * written by the commands, followed by 'ioband-setup watch') holds one entry
+ * per device and cgroup path: the settings, and the id the group was last
+ * attached under (0: none).
+ */
+#define GROUP_ABSENT	INT64_MIN	/* opts_to_table: a group left out (its cgroup does not exist yet) */
+#define PG_MSG_LEN	96
+#define PG_MAX_MSGS	4
+
+struct pg_entry {
+	char *dev;		/* device-mapper name */
+	char *path;		/* from the cgroup2 root, with a leading '/': "/system.slice/web.service" */
+	uint32_t weight, min_kbps, max_kbps;
+	int64_t id;
+};
+
+struct pg_state {
+	size_t n;
+	struct pg_entry *e;
+};
+
+/*
+ * The cgroup path GROUP names, "/a/b" (malloc'ed), or NULL when GROUP is a
+ * cgroup id or the default group.  @root is the cgroup2 mount point.
+ */
+char *cgroup_spec_path(const char *spec, const char *root);
+void pg_free(struct pg_state *s);
+struct pg_entry *pg_find(struct pg_state *s, const char *dev, const char *path);
+struct pg_entry *pg_find_id(struct pg_state *s, const char *dev, int64_t id);
+/* The entry of @dev and @path, added (weight 100, no range, id 0) when there is none. */
+struct pg_entry *pg_add(struct pg_state *s, const char *dev, const char *path);
+/* Remove @e (the last entry takes its place). */
+void pg_drop(struct pg_state *s, struct pg_entry *e);
+/* Remove every entry of @dev; how many there were. */
+size_t pg_drop_dev(struct pg_state *s, const char *dev);
+void pg_write(FILE *f, const struct pg_state *s);
+/* Add one line's entry: 1, 0 for a blank or comment line, -1 with err filled. */
+int pg_parse_line(struct pg_state *s, const char *line, int lineno, char *err, size_t errlen);
+/*
+ * Reconcile @e with device table @t, the path's cgroup having id @cur now
+ * (0: it does not exist): the messages to send, in order, into @msgs
+ * (PG_MAX_MSGS of them at most), and their number.  A stale id (the one
+ * last attached, when the path's id is another now) is detached, the
+ * current one attached and given the entry's settings; e->id becomes @cur.
+ */
+size_t pg_plan(struct pg_entry *e, const struct ioband_table *t, int64_t cur,
+	       char (*msgs)[PG_MSG_LEN]);
 
 /* JSON */
 void json_string(FILE *f, const char *s);

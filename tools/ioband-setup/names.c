@@ -92,6 +92,13 @@ static int sys_cgroup_by_path(const char *rel, int64_t *id)
 	return r;
 }
 
+int64_t cgroup_id_of(const char *path)
+{
+	int64_t id;
+
+	return sys_cgroup_by_path(path + 1, &id) ? 0 : id;
+}
+
 void sys_resolver(struct resolver *r)
 {
 	r->user_by_name = sys_user_by_name;

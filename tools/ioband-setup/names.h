@@ -7,6 +7,8 @@
 
 /* The cgroup2 mount point, or NULL when cgroup2 is not mounted. */
 const char *cgroup_root(void);
+/* The id of the cgroup at @path ("/a/b", from the cgroup2 root); 0 when there is none. */
+int64_t cgroup_id_of(const char *path);
 /* Fill @r with lookups in the system's databases and cgroup tree. */
 void sys_resolver(struct resolver *r);
 /*

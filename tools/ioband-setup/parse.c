@@ -702,10 +702,7 @@ int group_spec_resolve(enum gtype type, const char *spec, const struct resolver 
 		return 0;
 	case GT_CGROUP: {
 		const char *root = r->cgroup_root ? r->cgroup_root : "/sys/fs/cgroup";
-		size_t rl = strlen(root);
-		const char *rel;
 		char *path;
-		size_t n;
 		int rc;
 
 		if (all_digits(spec)) {
@@ -717,19 +714,11 @@ int group_spec_resolve(enum gtype type, const char *spec, const struct resolver 
 			*id = v;
 			return 0;
 		}
-		if (!strncmp(spec, root, rl) && (spec[rl] == '/' || !spec[rl]))
-			rel = spec + rl;
-		else
-			rel = spec;
-		while (*rel == '/')
-			rel++;
-		path = xstrdup(rel);
-		n = strlen(path);
-		while (n && path[n - 1] == '/')
-			path[--n] = '\0';
-		rc = r->cgroup_by_path(path, id);
+		path = cgroup_spec_path(spec, root);
+		rc = r->cgroup_by_path(path + 1, id);
 		if (rc) {
-			ERR("no cgroup '%s' (looked for %s/%s)", spec, root, path);
+			ERR("no cgroup '%s' (looked for %s%s)", spec, root,
+			    strcmp(path, "/") ? path : "");
 			free(path);
 			return EX_NOTFOUND;
 		}
@@ -944,6 +933,8 @@ int opts_to_table(const struct setup_opts *o, const char *device, const char *de
 			ERR("group %s: %s", o->groups[i].spec, why);
 			goto bad;
 		}
+		if (g.id == GROUP_ABSENT)
+			continue;
 		if (g.id == DEFAULT_GROUP) {
 			if (have_def) {
 				ERR("the default group is given twice");
@@ -986,8 +977,7 @@ void tab_entry_free(struct tab_entry *e)
 	memset(e, 0, sizeof(*e));
 }
 
-/* Decode \ooo escapes in place; -1 on a malformed one. */
-static int unescape(char *s)
+int tab_unescape(char *s)
 {
 	char *d = s;
 
@@ -1035,7 +1025,7 @@ int tab_parse_line(const char *line, int lineno, struct tab_entry *e, char *err,
 		goto out;
 	}
 	for (i = 0; i < argc; i++) {
-		if (unescape(argv[i])) {
+		if (tab_unescape(argv[i])) {
 			ERR("line %d: bad escape in '%s' (write \\ooo octal, e.g. \\040 for a blank)",
 			    lineno, argv[i]);
 			goto out;

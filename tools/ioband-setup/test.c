@@ -435,6 +435,106 @@ static void test_names(void)
 	}
 }
 
+/* ---- cgroup groups by path (pathgroups.c) --------------------------------- */
+
+static void plan_is(struct pg_entry *e, const char *table, int64_t cur, const char *want,
+		    int64_t want_id)
+{
+	struct ioband_table t;
+	char msgs[PG_MAX_MSGS][PG_MSG_LEN], got[512] = "", err[256];
+	size_t n, i, len = 0;
+
+	CHECK(!table_parse(table, &t, err, sizeof(err)), "table '%s': %s", table, err);
+	n = pg_plan(e, &t, cur, msgs);
+	for (i = 0; i < n; i++)
+		len += snprintf(got + len, sizeof(got) - len, "%s%s", i ? ", " : "", msgs[i]);
+	CHECK(!strcmp(got, want) && e->id == want_id, "plan over '%s' cur %lld: '%s' id %lld (want '%s' id %lld)",
+	      table, (long long)cur, got, (long long)e->id, want, (long long)want_id);
+	table_free(&t);
+}
+
+static void test_pathgroups(void)
+{
+	struct pg_state s = { 0 };
+	struct pg_entry *e;
+	char *p, *buf = NULL, err[256];
+	size_t len = 0;
+	FILE *f;
+
+	p = cgroup_spec_path("/sys/fs/cgroup/system.slice/web.service/", "/sys/fs/cgroup");
+	CHECK(p && !strcmp(p, "/system.slice/web.service"), "%s", p);
+	free(p);
+	p = cgroup_spec_path("web", "/sys/fs/cgroup");
+	CHECK(p && !strcmp(p, "/web"), "%s", p);
+	free(p);
+	p = cgroup_spec_path("//", "/sys/fs/cgroup");
+	CHECK(p && !strcmp(p, "/"), "%s", p);
+	free(p);
+	p = cgroup_spec_path("/sys/fs/cgroupx", "/sys/fs/cgroup");
+	CHECK(p && !strcmp(p, "/sys/fs/cgroupx"), "%s", p);
+	free(p);
+	CHECK(!cgroup_spec_path("1234", "/sys/fs/cgroup") && !cgroup_spec_path("default", "/x") &&
+	      !cgroup_spec_path("-1", "/x") && !cgroup_spec_path("", "/x"), "ids and default are not paths");
+
+	/* a group by path: attached with its settings, then its cgroup made again */
+	e = pg_add(&s, "c", "/web");
+	e->weight = 300;
+	plan_is(e, "1:1 c 0 128 cgroup weight 256 :100", 500, "attach 500, weight 500:300", 500);
+	plan_is(e, "1:1 c 0 128 cgroup weight 256 :100 500:300", 500, "", 500);
+	plan_is(e, "1:1 c 0 128 cgroup weight 256 :100 500:300", 0, "detach 500", 0);
+	plan_is(e, "1:1 c 0 128 cgroup weight 256 :100 500:300", 0, "", 0);
+	e->id = 500;
+	plan_is(e, "1:1 c 0 128 cgroup weight 256 :100 500:300", 501,
+		"detach 500, attach 501, weight 501:300", 501);
+	/* a stale id detached already by hand; a weight changed behind our back */
+	e->id = 500;
+	plan_is(e, "1:1 c 0 128 cgroup weight 256 :100 501:7", 501, "weight 501:300, range-bw 501:0:0", 501);
+	/* range-bw: the range is what the table shows */
+	e->min_kbps = 100;
+	e->max_kbps = 2048;
+	plan_is(e, "1:1 c 0 128 cgroup range-bw 256 :0:0 501:100:2048", 501, "", 501);
+	plan_is(e, "1:1 c 0 128 cgroup range-bw 256 :0:0", 501,
+		"attach 501, weight 501:300, range-bw 501:100:2048", 501);
+	e->weight = DEFAULT_WEIGHT;
+	e->min_kbps = e->max_kbps = 0;
+	plan_is(e, "1:1 c 0 128 cgroup weight 256 :100", 9, "attach 9", 9);
+
+	/* the state file: written, read back the same; escapes; errors */
+	e = pg_add(&s, "d", "/a b#\\c");
+	e->weight = 5;
+	e->min_kbps = 1;
+	e->max_kbps = 2;
+	e->id = 77;
+	CHECK(pg_add(&s, "d", "/a b#\\c") == e && s.n == 2, "pg_add finds the entry");
+	f = open_memstream(&buf, &len);
+	pg_write(f, &s);
+	fclose(f);
+	CHECK(strstr(buf, "\nc /web 100 0 0 9\nd /a\\040b\\043\\134c 5 1 2 77\n"), "%s", buf);
+	{
+		struct pg_state r = { 0 };
+		char *line, *save = NULL;
+		int n = 0, bad = 0;
+
+		for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+			bad += pg_parse_line(&r, line, ++n, err, sizeof(err)) < 0;
+		e = pg_find(&r, "d", "/a b#\\c");
+		CHECK(!bad && r.n == 2 && e && e->weight == 5 && e->min_kbps == 1 && e->max_kbps == 2 &&
+		      e->id == 77 && pg_find_id(&r, "c", 9), "read back: %zu entries", r.n);
+		CHECK(pg_parse_line(&r, "c /web 100 0 0 9", 9, err, sizeof(err)) < 0 &&
+		      strstr(err, "given twice"), "%s", err);
+		CHECK(pg_parse_line(&r, "c web 100 0 0 9", 9, err, sizeof(err)) < 0, "relative path");
+		CHECK(pg_parse_line(&r, "c /x 0 0 0 9", 9, err, sizeof(err)) < 0, "weight 0");
+		CHECK(pg_parse_line(&r, "c /x 1 5 4 9", 9, err, sizeof(err)) < 0, "min above max");
+		CHECK(pg_parse_line(&r, "c /x 1 0 0", 9, err, sizeof(err)) < 0 &&
+		      strstr(err, "expected 6 fields"), "%s", err);
+		CHECK(pg_parse_line(&r, "  # note", 9, err, sizeof(err)) == 0, "comment");
+		CHECK(pg_drop_dev(&r, "c") == 1 && r.n == 1 && !pg_find(&r, "c", "/web"), "drop dev");
+		pg_free(&r);
+	}
+	free(buf);
+	pg_free(&s);
+}
+
 static void test_json(void)
 {
 	char *buf = NULL;
@@ -455,6 +555,7 @@ int main(void)
 	test_opts_to_table();
 	test_tab();
 	test_names();
+	test_pathgroups();
 	test_json();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
