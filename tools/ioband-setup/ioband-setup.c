@@ -2089,15 +2089,79 @@ out:
 	return rc;
 }
 
-static void wait_for(const char *path, double seconds)
+/* Is @path an ioband device (or a device of a wrapped volume)? */
+static bool is_ioband_node(const char *path)
+{
+	struct stat st;
+	struct dmx_info info;
+	struct dm_target_line *l;
+	size_t n, i;
+	bool r = false;
+
+	if (stat(path, &st) || !S_ISBLK(st.st_mode) ||
+	    dmx_info_devt(major(st.st_rdev), minor(st.st_rdev), &info) || !info.exists)
+		return false;
+	if (strstr(info.name, ORIG_SUFFIX))
+		return true;
+	if (dmx_table(info.name, false, &l, &n))
+		return false;
+	for (i = 0; i < n; i++)
+		r = r || !strcmp(l[i].type, "ioband");
+	dmx_lines_free(l, n);
+	return r;
+}
+
+/*
+ * The device with tag @tag (UUID=...), NULL when none.  An ioband device
+ * shows the filesystem of the device below it, and so its tags: ioband
+ * devices are passed over.
+ */
+static char *device_by_tag(const char *tag)
+{
+	size_t n, i;
+	char **v = devices_by_tag(tag, &n), *r = NULL;
+
+	for (i = 0; i < n; i++) {
+		if (!r && !is_ioband_node(v[i]))
+			r = v[i];
+		else
+			free(v[i]);
+	}
+	free(v);
+	return r;
+}
+
+/*
+ * The device node @dev (a path, or a tag such as UUID=...) names, waiting
+ * up to @seconds for it to appear; malloc'ed, NULL when it does not.
+ */
+static char *wait_for(const char *dev, double seconds)
 {
 	struct timespec ts = { 0, 100 * 1000 * 1000 };
 	double waited = 0;
 
-	while (access(path, F_OK) && waited < seconds) {
+	for (;;) {
+		char *path = tab_device_is_tag(dev) ? device_by_tag(dev) : xstrdup(dev);
+
+		if (path && !access(path, F_OK))
+			return path;
+		free(path);
+		if (waited >= seconds)
+			return NULL;
 		nanosleep(&ts, NULL);
 		waited += 0.1;
 	}
+}
+
+/* Is device-mapper there (its control node opens)? */
+static bool dm_available(void)
+{
+	int fd = open("/dev/mapper/control", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
 }
 
 static int apply_entry(const struct tab_entry *e, double wait_s)
@@ -2105,6 +2169,9 @@ static int apply_entry(const struct tab_entry *e, double wait_s)
 	struct dev_state d;
 	struct dmx_info info;
 	const char *label = e->name;
+	struct stat sb;
+	uint64_t sectors;
+	char devstr[32], *dev;
 	int rc;
 
 	if (e->wrap) {
@@ -2115,10 +2182,29 @@ static int apply_entry(const struct tab_entry *e, double wait_s)
 		if (wait_s > 0) {
 			char *p = xasprintf("/dev/%s", e->name);
 
-			wait_for(p, wait_s);
+			free(wait_for(p, wait_s));
 			free(p);
 		}
+		if (dry_run && !dm_available()) {
+			struct ioband_table t = { 0 };
+			struct pg_state paths;
+			char dm[DM_NAME_MAX + 1], err[256];
+
+			/* checked by tab_parse_line */
+			lv_dm_name(e->name, dm, sizeof(dm), err, sizeof(err));
+			rc = build_table(&e->opts, "0:0", dm, NULL, &t, &paths, label);
+			pg_free(&paths);
+			table_free(&t);
+			if (!rc)
+				note("%s: would wrap, unless it is wrapped already (device-mapper is not available to tell)",
+				     label);
+			return rc;
+		}
 		rc = lv_lookup(e->name, &lv);
+		if (rc == EX_NOTFOUND && e->nofail) {
+			note("%s: no such logical volume: passed over (nofail)", label);
+			return EX_OK;
+		}
 		if (rc)
 			return rc;
 		rc = load_ioband(lv.dm, &d, true);
@@ -2149,27 +2235,38 @@ static int apply_entry(const struct tab_entry *e, double wait_s)
 		return rc;
 	}
 
-	if (wait_s > 0)
-		wait_for(e->device, wait_s);
-	if (dmx_info(e->name, &info))
-		return errorf(EX_FAIL, "%s: %s", label, dmx_why());
-	if (!info.exists)
-		return do_create(e->name, e->device, &e->opts, label);
+	dev = wait_for(e->device, wait_s);
+	if (!dev) {
+		if (e->nofail) {
+			note("%s: %s does not exist: passed over (nofail)", label, e->device);
+			return EX_OK;
+		}
+		return errorf(EX_NOTFOUND, "%s: %s", e->device, tab_device_is_tag(e->device) ?
+			      "no device has it" : strerror(ENOENT));
+	}
+	if (dmx_info(e->name, &info)) {
+		if (!dry_run || dm_available()) {
+			rc = errorf(EX_FAIL, "%s: %s", label, dmx_why());
+			goto out;
+		}
+		/* a dry run where device-mapper is not: as if there were no devices */
+		info.exists = false;
+	}
+	if (!info.exists) {
+		rc = do_create(e->name, dev, &e->opts, label);
+		goto out;
+	}
 	rc = load_ioband(e->name, &d, false);
 	if (rc)
-		return rc;
-	{
-		struct stat sb;
-		uint64_t sectors;
-		char devstr[32];
-
-		rc = block_device(e->device, &sb, &sectors, false);
-		if (!rc) {
-			snprintf(devstr, sizeof(devstr), "%u:%u", major(sb.st_rdev), minor(sb.st_rdev));
-			rc = apply_existing(label, &d, e, devstr, sectors);
-		}
+		goto out;
+	rc = block_device(dev, &sb, &sectors, false);
+	if (!rc) {
+		snprintf(devstr, sizeof(devstr), "%u:%u", major(sb.st_rdev), minor(sb.st_rdev));
+		rc = apply_existing(label, &d, e, devstr, sectors);
 	}
 	dev_state_free(&d);
+out:
+	free(dev);
 	return rc;
 }
 

@@ -160,10 +160,11 @@ int lv_dm_name(const char *vg_lv, char *out, size_t outlen, char *err, size_t er
  * /etc/iobandtab.  One device a line:
  *     <name> <device> [<options>]
  * '#' starts a comment; fields are separated by blanks; \040-style octal
- * escapes write a blank inside a field.  <device> "wrap" makes <name> a
- * VG/LV to wrap.  <options>, comma-separated:
+ * escapes write a blank inside a field.  <device> is a path, UUID=, LABEL=,
+ * PARTUUID= or PARTLABEL=; "wrap" makes <name> a VG/LV to wrap.  <options>,
+ * comma-separated:
  *     device-group=ID type=T policy=P weight=W io-throttle=N io-limit=N
- *     token-base=N carryover=N group=SPEC=VALUE (repeatable)
+ *     token-base=N carryover=N group=SPEC=VALUE (repeatable) nofail
  * or "-" for none.
  */
 struct tab_group {
@@ -206,11 +207,14 @@ struct tab_entry {
 	char *name;
 	char *device;
 	bool wrap;		/* <device> was "wrap": name is VG/LV */
+	bool nofail;		/* a missing device is passed over, not a failure */
 	char *strings;		/* storage for the option strings */
 	struct setup_opts opts;
 };
 
 void tab_entry_free(struct tab_entry *e);
+/* Is @s a device given by tag (UUID=, LABEL=, PARTUUID=, PARTLABEL=)? */
+bool tab_device_is_tag(const char *s);
 /*
  * Parse one line.  Returns 1 with *e filled, 0 for a blank or comment
  * line, -1 with err filled.

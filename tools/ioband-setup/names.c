@@ -4,6 +4,7 @@
  * through getpwnam/getpwuid and getgrnam/getgrgid; cgroups through the
  * cgroup2 mount (a cgroup's id is the inode number of its directory).
  */
+#include <blkid/blkid.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -97,6 +98,36 @@ int64_t cgroup_id_of(const char *path)
 	int64_t id;
 
 	return sys_cgroup_by_path(path + 1, &id) ? 0 : id;
+}
+
+char **devices_by_tag(const char *tag, size_t *n)
+{
+	blkid_cache cache;
+	blkid_dev_iterate it;
+	blkid_dev dev;
+	char *name = NULL, *value = NULL, **v = NULL;
+
+	*n = 0;
+	if (blkid_parse_tag_string(tag, &name, &value))
+		return NULL;
+	/* no cache file: what is on the devices now */
+	if (blkid_get_cache(&cache, "/dev/null") == 0) {
+		blkid_probe_all(cache);
+		it = blkid_dev_iterate_begin(cache);
+		blkid_dev_set_search(it, name, value);
+		while (blkid_dev_next(it, &dev) == 0) {
+			dev = blkid_verify(cache, dev);
+			if (!dev)
+				continue;
+			v = xrealloc(v, (*n + 1) * sizeof(*v));
+			v[(*n)++] = xstrdup(blkid_dev_devname(dev));
+		}
+		blkid_dev_iterate_end(it);
+		blkid_put_cache(cache);
+	}
+	free(name);
+	free(value);
+	return v;
 }
 
 void sys_resolver(struct resolver *r)

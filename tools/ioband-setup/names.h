@@ -9,6 +9,11 @@
 const char *cgroup_root(void);
 /* The id of the cgroup at @path ("/a/b", from the cgroup2 root); 0 when there is none. */
 int64_t cgroup_id_of(const char *path);
+/*
+ * The device nodes with UUID=, LABEL=, PARTUUID= or PARTLABEL= (libblkid,
+ * probing every device), in @n; free each and the array.
+ */
+char **devices_by_tag(const char *tag, size_t *n);
 /* Fill @r with lookups in the system's databases and cgroup tree. */
 void sys_resolver(struct resolver *r);
 /*

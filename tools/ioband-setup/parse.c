@@ -977,6 +977,17 @@ void tab_entry_free(struct tab_entry *e)
 	memset(e, 0, sizeof(*e));
 }
 
+bool tab_device_is_tag(const char *s)
+{
+	static const char *const tags[] = { "UUID=", "LABEL=", "PARTUUID=", "PARTLABEL=" };
+	size_t i;
+
+	for (i = 0; i < sizeof(tags) / sizeof(tags[0]); i++)
+		if (!strncmp(s, tags[i], strlen(tags[i])) && s[strlen(tags[i])])
+			return true;
+	return false;
+}
+
 int tab_unescape(char *s)
 {
 	char *d = s;
@@ -1047,9 +1058,9 @@ int tab_parse_line(const char *line, int lineno, struct tab_entry *e, char *err,
 			    lineno, e->name, DM_NAME_MAX);
 			goto out;
 		}
-		if (e->device[0] != '/') {
-			ERR("line %d: device '%s' must be an absolute path (or 'wrap')", lineno,
-			    e->device);
+		if (e->device[0] != '/' && !tab_device_is_tag(e->device)) {
+			ERR("line %d: device '%s' must be an absolute path, UUID=, LABEL=, PARTUUID= or PARTLABEL= (or 'wrap')",
+			    lineno, e->device);
 			goto out;
 		}
 	}
@@ -1059,6 +1070,10 @@ int tab_parse_line(const char *line, int lineno, struct tab_entry *e, char *err,
 		     tok = strtok_r(NULL, ",", &save)) {
 			char *eq = strchr(tok, '='), why[256];
 
+			if (!strcmp(tok, "nofail")) {
+				e->nofail = true;
+				continue;
+			}
 			if (!eq || eq == tok) {
 				ERR("line %d: option '%s' must be KEY=VALUE", lineno, tok);
 				goto out;

@@ -401,6 +401,21 @@ static void test_tab(void)
 	      strstr(err, "bad escape"), "%s", err);
 	CHECK(tab_parse_line("d /dev/sdb speed=5", 17, &e, err, sizeof(err)) < 0 &&
 	      strstr(err, "unknown option 'speed'"), "%s", err);
+
+	/* devices by tag; nofail */
+	CHECK(tab_parse_line("d UUID=1b2c-3d type=cgroup,nofail,group=web=5", 18, &e, err,
+			     sizeof(err)) == 1 && e.nofail && !strcmp(e.device, "UUID=1b2c-3d") &&
+	      e.opts.ngroups == 1, "tag and nofail: %s", err);
+	tab_entry_free(&e);
+	CHECK(tab_parse_line("d LABEL=my\\040data", 19, &e, err, sizeof(err)) == 1 && !e.nofail &&
+	      !strcmp(e.device, "LABEL=my data"), "label: %s", err);
+	tab_entry_free(&e);
+	CHECK(tab_device_is_tag("PARTUUID=x") && tab_device_is_tag("PARTLABEL=x") &&
+	      !tab_device_is_tag("UUID=") && !tab_device_is_tag("uuid=x") &&
+	      !tab_device_is_tag("/dev/sdb"), "tags");
+	CHECK(tab_parse_line("d FOO=x", 20, &e, err, sizeof(err)) < 0 &&
+	      strstr(err, "line 20: device 'FOO=x' must be an absolute path, UUID="), "%s", err);
+	CHECK(tab_parse_line("d UUID=", 21, &e, err, sizeof(err)) < 0, "empty UUID");
 }
 
 static void test_names(void)
