@@ -36,6 +36,21 @@ void dev_state_free(struct dev_state *d);
  */
 int load_ioband(const char *name, struct dev_state *d, bool quiet_errors);
 int send_message(const char *name, const char *msg);
+/* Every ioband device; all_free() frees them. */
+int all_ioband(struct dev_state **out, size_t *nout);
+void all_free(struct dev_state *v, size_t n);
+/* A readable name for device "major:minor": /dev/mapper/X or /dev/X; malloc'ed. */
+char *devstr_name(const char *dev);
+/*
+ * The table for @o over @device ("major:minor"), resolving each GROUP by
+ * the type in @o.  Groups given by cgroup path go into @paths too (with
+ * the id they have now, 0 when none); those of paths no cgroup has yet
+ * are left out of the table (and noted, prefixed by @what).  EX_OK or an
+ * exit code (printed).
+ */
+int build_table(const struct setup_opts *o, const char *device, const char *default_dg,
+		const struct ioband_table *cur, struct ioband_table *t,
+		struct pg_state *paths, const char *what);
 
 /*
  * The state file of the cgroup groups given by path (watch.c).  Commands
@@ -56,5 +71,6 @@ int state_replace_dev(const char *dev, const struct pg_state *paths);
 bool watch_running(void);
 
 int cmd_watch(int argc, char **argv);
+int cmd_save(int argc, char **argv);
 
 #endif

@@ -151,6 +151,16 @@ static const struct cmd_help {
 	  "The whole file is checked before anything changes.\n\n"
 	  "  -n, --dry-run     say what would change, change nothing\n"
 	  "  -W, --wait S      wait up to S seconds for each DEVICE to appear\n" },
+	{ "save", "save [FILE] [--print]",
+	  "Write the live configuration back to FILE (default /etc/iobandtab) in its\n"
+	  "syntax, so that the next apply (at boot) keeps what set, attach and detach\n"
+	  "changed.  A line whose device is live and differs from it gets options\n"
+	  "written from the device (groups given by path keep their paths, other\n"
+	  "groups are named by name or path where they have one), keeping its name,\n"
+	  "device and comment as written; every other line stays as it is; live\n"
+	  "ioband devices FILE does not name are added at its end.  apply of the\n"
+	  "saved file then has nothing to change.\n\n"
+	  "  -p, --print   write the result to standard output; FILE is left alone\n" },
 	{ "watch", "watch [--once]",
 	  "Keep each cgroup group given by path attached under the cgroup that has\n"
 	  "the path now: a cgroup removed and made again (a restarted service) or\n"
@@ -437,7 +447,7 @@ static char *devt_name(unsigned int maj, unsigned int min)
 	return r ? r : xasprintf("%u:%u", maj, min);
 }
 
-static char *devstr_name(const char *dev)
+char *devstr_name(const char *dev)
 {
 	unsigned int maj, min;
 	char c;
@@ -598,7 +608,7 @@ static int load_status(const char *name, struct ioband_status *s)
 }
 
 /* Every ioband device: their names (for list, and shares in show). */
-static int all_ioband(struct dev_state **out, size_t *nout)
+int all_ioband(struct dev_state **out, size_t *nout)
 {
 	char **names;
 	size_t n, i;
@@ -624,7 +634,7 @@ static int all_ioband(struct dev_state **out, size_t *nout)
 	return EX_OK;
 }
 
-static void all_free(struct dev_state *v, size_t n)
+void all_free(struct dev_state *v, size_t n)
 {
 	size_t i;
 
@@ -701,16 +711,9 @@ static void note_absent(const char *what, const char *path)
 	     watch_running() ? "" : " (while ioband-setup watch runs)");
 }
 
-/*
- * The table for @o over @device ("major:minor"), resolving each GROUP by
- * the type in @o.  Groups given by cgroup path go into @paths too (with
- * the id they have now, 0 when none); those of paths no cgroup has yet
- * are left out of the table (and noted, prefixed by @what).  EX_OK or an
- * exit code (printed).
- */
-static int build_table(const struct setup_opts *o, const char *device, const char *default_dg,
-		       const struct ioband_table *cur, struct ioband_table *t,
-		       struct pg_state *paths, const char *what)
+int build_table(const struct setup_opts *o, const char *device, const char *default_dg,
+		const struct ioband_table *cur, struct ioband_table *t,
+		struct pg_state *paths, const char *what)
 {
 	enum gtype type = o->type >= 0 ? (enum gtype)o->type : GT_NONE;
 	int64_t *ids = xmalloc(o->ngroups * sizeof(*ids));
@@ -1247,8 +1250,8 @@ fail:
 }
 
 /*
- * Record the value of a set or attach of group @gid (given by @path, or
- * by id) in the state: a group given by path gets an entry, one given by
+ * Record the value of a set or attach of cgroup group @gid (given by
+ * @path, or by id; 0 when @path has no cgroup now) in the state: a group given by path gets an entry, one given by
  * the id of a path's cgroup has its entry changed.  @v and @is_range as
  * from set_value_parse, @has_value false for an attach with no weight.
  */
@@ -1262,7 +1265,7 @@ static int record_value(const char *dev, const char *path, int64_t gid, bool has
 	rc = state_load(&s);
 	if (rc)
 		return rc;
-	e = path ? pg_add(&s, dev, path) : gid ? pg_find_id(&s, dev, gid) : NULL;
+	e = path ? pg_add(&s, dev, path) : pg_find_id(&s, dev, gid);
 	if (e) {
 		if (is_range) {
 			e->min_kbps = v->min_kbps;
@@ -1386,7 +1389,7 @@ static int cmd_set_attach(int argc, char **argv, bool attach)
 		     v.weight);
 	else
 		note("%s: %s attached, weight %d", d.name, label, DEFAULT_WEIGHT);
-	rc = gid == DEFAULT_GROUP ? EX_OK :
+	rc = gid == DEFAULT_GROUP || d.t.type != GT_CGROUP ? EX_OK :
 	     record_value(d.name, path, gid, has_value || attach, is_range, &v);
 out:
 	state_unlock();
@@ -1445,8 +1448,9 @@ static int cmd_detach(int argc, char **argv)
 	rc = state_load(&s);
 	if (rc)
 		goto out;
-	e = path ? pg_find(&s, d.name, path) : pg_find_id(&s, d.name, gid);
-	if (gid && table_find(&d.t, gid))
+	e = path ? pg_find(&s, d.name, path) :
+	    d.t.type == GT_CGROUP ? pg_find_id(&s, d.name, gid) : NULL;
+	if ((!path || gid) && table_find(&d.t, gid))
 		ids[n++] = gid;
 	if (e && e->id && e->id != gid && table_find(&d.t, e->id))
 		ids[n++] = e->id;
@@ -2019,6 +2023,24 @@ static int cmd_unwrap(int argc, char **argv)
 
 /* ---- apply --------------------------------------------------------------- */
 
+struct diff_names {
+	const char *dev;
+	struct pg_state s;
+};
+
+/*
+ * Groups in apply's messages: a cgroup by the path it was given by (the
+ * state knows the paths of ids whose cgroups are gone), else by the name
+ * it has now.
+ */
+static char *diff_name(enum gtype type, int64_t id, void *ctx)
+{
+	struct diff_names *dn = ctx;
+	struct pg_entry *e = type == GT_CGROUP ? pg_find_id(&dn->s, dn->dev, id) : NULL;
+
+	return e ? xstrdup(e->path) : group_display_name(type, id, true);
+}
+
 /* Bring an existing ioband device @d in line with @want. */
 static int apply_existing(const char *label, struct dev_state *d, const struct tab_entry *e,
 			  const char *devstr, uint64_t len)
@@ -2041,7 +2063,13 @@ static int apply_existing(const char *label, struct dev_state *d, const struct t
 			 label);
 	if (rc)
 		return rc;
-	diff = table_diff(&d->t, &want);
+	{
+		struct diff_names dn = { .dev = d->name };
+
+		state_load(&dn.s);
+		diff = table_diff(&d->t, &want, diff_name, &dn);
+		pg_free(&dn.s);
+	}
 	if (d->len != len) {
 		char *more = xasprintf("%s%ssize %llu -> %llu sectors", diff ? diff : "",
 				       diff ? ", " : "", (unsigned long long)d->len,
@@ -2395,7 +2423,8 @@ static const struct {
 	{ "create", cmd_create }, { "remove", cmd_remove }, { "list", cmd_list },
 	{ "show", cmd_show }, { "set", cmd_set }, { "attach", cmd_attach },
 	{ "detach", cmd_detach }, { "top", cmd_top }, { "wrap", cmd_wrap },
-	{ "unwrap", cmd_unwrap }, { "apply", cmd_apply }, { "watch", cmd_watch },
+	{ "unwrap", cmd_unwrap }, { "apply", cmd_apply }, { "save", cmd_save },
+	{ "watch", cmd_watch },
 	{ "help", cmd_help },
 };
 

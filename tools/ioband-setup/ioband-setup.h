@@ -75,11 +75,18 @@ int table_parse(const char *params, struct ioband_table *t, char *err, size_t er
 char *table_format(const struct ioband_table *t);
 const struct group_conf *table_find(const struct ioband_table *t, int64_t id);
 /*
+ * A readable name for group @id of a device of type @type (a path, a
+ * user name...), malloc'ed, or NULL when there is none.
+ */
+typedef char *(*diff_namer)(enum gtype type, int64_t id, void *ctx);
+/*
  * What differs between two tables of one device, ignoring the device
  * below (compared by the caller) and the order of the groups: a
  * malloc'ed, comma-separated description, or NULL when they are equal.
+ * Groups are named "NAME (id N)" by @name (may be NULL), else by id.
  */
-char *table_diff(const struct ioband_table *cur, const struct ioband_table *want);
+char *table_diff(const struct ioband_table *cur, const struct ioband_table *want,
+		 diff_namer name, void *ctx);
 
 /* One group's counters from the status line. */
 struct group_stats {
@@ -252,14 +259,12 @@ struct pg_state {
  */
 char *cgroup_spec_path(const char *spec, const char *root);
 void pg_free(struct pg_state *s);
-struct pg_entry *pg_find(struct pg_state *s, const char *dev, const char *path);
-struct pg_entry *pg_find_id(struct pg_state *s, const char *dev, int64_t id);
+struct pg_entry *pg_find(const struct pg_state *s, const char *dev, const char *path);
+struct pg_entry *pg_find_id(const struct pg_state *s, const char *dev, int64_t id);
 /* The entry of @dev and @path, added (weight 100, no range, id 0) when there is none. */
 struct pg_entry *pg_add(struct pg_state *s, const char *dev, const char *path);
-/* Remove @e (the last entry takes its place). */
+/* Remove @e; the others keep their order. */
 void pg_drop(struct pg_state *s, struct pg_entry *e);
-/* Remove every entry of @dev; how many there were. */
-size_t pg_drop_dev(struct pg_state *s, const char *dev);
 void pg_write(FILE *f, const struct pg_state *s);
 /* Add one line's entry: 1, 0 for a blank or comment line, -1 with err filled. */
 int pg_parse_line(struct pg_state *s, const char *line, int lineno, char *err, size_t errlen);

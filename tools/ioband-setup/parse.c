@@ -426,10 +426,21 @@ static bool value_eq(enum policy pol, const struct group_conf *a, const struct g
 	return a->weight == b->weight;
 }
 
-char *table_diff(const struct ioband_table *cur, const struct ioband_table *want)
+/* "NAME (id N)", or "N" when @name has none for it; malloc'ed. */
+static char *group_ref(diff_namer name, void *ctx, enum gtype type, int64_t id)
+{
+	char *n = name ? name(type, id, ctx) : NULL, *r;
+
+	r = n ? xasprintf("%s (id %lld)", n, (long long)id) : xasprintf("%lld", (long long)id);
+	free(n);
+	return r;
+}
+
+char *table_diff(const struct ioband_table *cur, const struct ioband_table *want,
+		 diff_namer name, void *ctx)
 {
 	size_t len = 0, cap = 128, i;
-	char *buf = xmalloc(cap);
+	char *buf = xmalloc(cap), *ref;
 	const char *sep = "";
 
 	buf[0] = '\0';
@@ -460,19 +471,24 @@ char *table_diff(const struct ioband_table *cur, const struct ioband_table *want
 		const struct group_conf *w = &want->groups[i];
 		const struct group_conf *c = table_find(cur, w->id);
 
+		ref = group_ref(name, ctx, want->type, w->id);
 		if (!c)
-			DIFF("attach %lld", (long long)w->id);
+			DIFF("attach %s", ref);
 		else if (kind || !value_eq(want->policy, c, w)) {
 			if (want->policy == POL_RANGE_BW)
-				DIFF("group %lld %u:%u", (long long)w->id, w->min_kbps, w->max_kbps);
+				DIFF("group %s %u:%u", ref, w->min_kbps, w->max_kbps);
 			else
-				DIFF("group %lld weight %u -> %u", (long long)w->id,
-				     c->weight, w->weight);
+				DIFF("group %s weight %u -> %u", ref, c->weight, w->weight);
 		}
+		free(ref);
 	}
-	for (i = 0; i < cur->ngroups; i++)
-		if (!table_find(want, cur->groups[i].id))
-			DIFF("detach %lld", (long long)cur->groups[i].id);
+	for (i = 0; i < cur->ngroups; i++) {
+		if (table_find(want, cur->groups[i].id))
+			continue;
+		ref = group_ref(name, ctx, cur->type, cur->groups[i].id);
+		DIFF("detach %s", ref);
+		free(ref);
+	}
 #undef DIFF
 	if (!len) {
 		free(buf);

@@ -53,7 +53,7 @@ void pg_free(struct pg_state *s)
 	memset(s, 0, sizeof(*s));
 }
 
-struct pg_entry *pg_find(struct pg_state *s, const char *dev, const char *path)
+struct pg_entry *pg_find(const struct pg_state *s, const char *dev, const char *path)
 {
 	size_t i;
 
@@ -63,7 +63,7 @@ struct pg_entry *pg_find(struct pg_state *s, const char *dev, const char *path)
 	return NULL;
 }
 
-struct pg_entry *pg_find_id(struct pg_state *s, const char *dev, int64_t id)
+struct pg_entry *pg_find_id(const struct pg_state *s, const char *dev, int64_t id)
 {
 	size_t i;
 
@@ -92,22 +92,7 @@ void pg_drop(struct pg_state *s, struct pg_entry *e)
 {
 	free(e->dev);
 	free(e->path);
-	*e = s->e[--s->n];
-}
-
-size_t pg_drop_dev(struct pg_state *s, const char *dev)
-{
-	size_t i = 0, n = 0;
-
-	while (i < s->n) {
-		if (!strcmp(s->e[i].dev, dev)) {
-			pg_drop(s, &s->e[i]);
-			n++;
-		} else {
-			i++;
-		}
-	}
-	return n;
+	memmove(e, e + 1, (s->e + --s->n - e) * sizeof(*e));
 }
 
 /* Blanks, '#', '\\' and control characters as \ooo, like iobandtab. */

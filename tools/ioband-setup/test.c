@@ -48,6 +48,14 @@ static int fake_cgroup(const char *path, int64_t *id)
 	return -1;
 }
 
+static char *fake_namer(enum gtype type, int64_t id, void *ctx)
+{
+	(void)ctx;
+	if (type != GT_CGROUP)
+		return NULL;
+	return id == 1000 ? xstrdup("/web") : id == 7 ? xstrdup("/gone") : NULL;
+}
+
 static const struct resolver fake = {
 	fake_user, fake_group, fake_cgroup, "/sys/fs/cgroup",
 };
@@ -233,17 +241,21 @@ static void test_tables(void)
 	/* diffs */
 	CHECK(!table_parse("8:16 data 0 128 cgroup weight 256 :100 7:5 1000:400", &u, err,
 			   sizeof(err)), "parse reordered");
-	d = table_diff(&t, &u);
+	d = table_diff(&t, &u, NULL, NULL);
 	CHECK(!d, "order does not matter: %s", d ? d : "");
 	free(d);
 	table_free(&u);
 	CHECK(!table_parse("8:16 data2 4 64 cgroup weight-iosize 512 :50 1000:300 9:1", &u, err,
 			   sizeof(err)), "parse other");
-	d = table_diff(&t, &u);
+	d = table_diff(&t, &u, NULL, NULL);
 	CHECK(d && !strcmp(d, "device group data -> data2, policy weight -> weight-iosize, "
 			     "io_throttle 0 -> 4, io_limit 128 -> 64, token_base 256 -> 512, "
 			     "default weight 100 -> 50, group 1000 weight 400 -> 300, attach 9, detach 7"),
 	      "diff: %s", d ? d : "(none)");
+	free(d);
+	d = table_diff(&t, &u, fake_namer, NULL);
+	CHECK(d && strstr(d, ", group /web (id 1000) weight 400 -> 300, attach 9, detach /gone (id 7)"),
+	      "diff with names: %s", d ? d : "(none)");
 	free(d);
 	table_free(&u);
 	table_free(&t);
@@ -543,7 +555,10 @@ static void test_pathgroups(void)
 		CHECK(pg_parse_line(&r, "c /x 1 0 0", 9, err, sizeof(err)) < 0 &&
 		      strstr(err, "expected 6 fields"), "%s", err);
 		CHECK(pg_parse_line(&r, "  # note", 9, err, sizeof(err)) == 0, "comment");
-		CHECK(pg_drop_dev(&r, "c") == 1 && r.n == 1 && !pg_find(&r, "c", "/web"), "drop dev");
+		pg_add(&r, "e", "/z");
+		pg_drop(&r, pg_find(&r, "c", "/web"));
+		CHECK(r.n == 2 && !pg_find(&r, "c", "/web") && r.e[0].id == 77 &&
+		      !strcmp(r.e[1].path, "/z"), "drop keeps the order");
 		pg_free(&r);
 	}
 	free(buf);

@@ -164,7 +164,14 @@ int state_replace_dev(const char *dev, const struct pg_state *paths)
 		return rc;
 	rc = state_load(&s);
 	if (!rc) {
-		pg_drop_dev(&s, dev);
+		/* in place, so that the file changes only when an entry does */
+		i = 0;
+		while (i < s.n) {
+			if (!strcmp(s.e[i].dev, dev) && !pg_find(paths, "", s.e[i].path))
+				pg_drop(&s, &s.e[i]);
+			else
+				i++;
+		}
 		for (i = 0; i < paths->n; i++) {
 			struct pg_entry *e = pg_add(&s, dev, paths->e[i].path);
 
