@@ -27,9 +27,8 @@ sb-c   LABEL=sb-nolabel     weight=5,nofail
 EOF
 
 # ---- a dry run where device-mapper is not there ----------------------------------------
-mount -t tmpfs -o ro tmpfs /dev/mapper || fail "hiding /dev/mapper"
-expect 0 ioband-setup apply --dry-run "$tab"
-umount /dev/mapper
+expect 0 sh -c 'mount -t tmpfs -o ro tmpfs /dev/mapper || exit 99
+ioband-setup apply --dry-run "$1"; rc=$?; umount /dev/mapper; exit $rc' sh "$tab"
 assert_eq "$out" "sb-a: no cgroup /sb-sys/web.service yet: its group is attached when it appears (while ioband-setup watch runs)
 sb-a: no cgroup /sb-db yet: its group is attached when it appears (while ioband-setup watch runs)
 sb-a: would create over $nb ($mm)
