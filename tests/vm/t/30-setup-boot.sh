@@ -8,7 +8,8 @@
 # group; apply again finds nothing to do (the tag resolved to the device
 # below, not to the ioband device that shows the same filesystem).  apply --dry-run where
 # device-mapper is not available (its node directory hidden).
-# timeout: 120
+# timeout: 240
+# long: debug
 . /tests/lib.sh
 . /tests/t/setup.inc
 

@@ -8,7 +8,8 @@
 # the next re-creation; a detached path stays detached; show names the
 # path.  Reports how long a new cgroup's I/O goes to the default group
 # (mkdir to attach, attach_ms).
-# timeout: 120
+# timeout: 240
+# long: debug
 . /tests/lib.sh
 . /tests/t/setup.inc
 

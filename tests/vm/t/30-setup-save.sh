@@ -5,7 +5,8 @@
 # rewritten; save again and apply then have nothing to change; apply's
 # diff before the save names groups by path and name; after a "reboot"
 # (devices and state gone) apply brings back what was saved.
-# timeout: 120
+# timeout: 240
+# long: debug
 . /tests/lib.sh
 . /tests/t/setup.inc
 
