@@ -246,6 +246,7 @@ struct pg_entry {
 	char *path;		/* from the cgroup2 root, with a leading '/': "/system.slice/web.service" */
 	uint32_t weight, min_kbps, max_kbps;
 	int64_t id;
+	uint32_t ioweight;	/* the cgroup's io.weight for the device, last seen (0: never) */
 };
 
 struct pg_state {
@@ -277,6 +278,20 @@ int pg_parse_line(struct pg_state *s, const char *line, int lineno, char *err, s
  */
 size_t pg_plan(struct pg_entry *e, const struct ioband_table *t, int64_t cur,
 	       char (*msgs)[PG_MSG_LEN]);
+/*
+ * The weight a cgroup's io.weight file (@text: "default W" and "MAJ:MIN W"
+ * lines) gives device @devt ("MAJ:MIN"): its own line, else the default;
+ * 0 when the text has neither.
+ */
+uint32_t ioweight_parse(const char *text, const char *devt);
+/*
+ * Follow io.weight: the entry's weight becomes @w (io.weight and ioband
+ * weights are both 1 to 10000, default 100, and map one to one) when it
+ * changed since last seen, or at first sight when it is not the default
+ * (IOWeight= given); otherwise the entry's own weight stays.  Returns
+ * true when the weight changed.
+ */
+bool pg_follow_ioweight(struct pg_entry *e, uint32_t w);
 
 /* JSON */
 void json_string(FILE *f, const char *s);

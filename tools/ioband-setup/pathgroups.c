@@ -112,36 +112,36 @@ void pg_write(FILE *f, const struct pg_state *s)
 {
 	size_t i;
 
-	fprintf(f, "# ioband-setup state (ioband-setup(8)): DEVICE CGROUP-PATH WEIGHT MIN-KB/s MAX-KB/s ID\n");
+	fprintf(f, "# ioband-setup state (ioband-setup(8)): DEVICE CGROUP-PATH WEIGHT MIN-KB/s MAX-KB/s ID IO.WEIGHT\n");
 	for (i = 0; i < s->n; i++) {
 		const struct pg_entry *e = &s->e[i];
 
 		put_escaped(f, e->dev);
 		fputc(' ', f);
 		put_escaped(f, e->path);
-		fprintf(f, " %u %u %u %lld\n", e->weight, e->min_kbps, e->max_kbps,
-			(long long)e->id);
+		fprintf(f, " %u %u %u %lld %u\n", e->weight, e->min_kbps, e->max_kbps,
+			(long long)e->id, e->ioweight);
 	}
 }
 
 int pg_parse_line(struct pg_state *s, const char *line, int lineno, char *err, size_t errlen)
 {
-	char *copy = xstrdup(line), *f[7], *save = NULL, *p;
-	uint32_t w, mn, mx;
+	char *copy = xstrdup(line), *f[8], *save = NULL, *p;
+	uint32_t w, mn, mx, iow;
 	uint64_t id;
 	int n = 0, r = -1;
 
 	p = strchr(copy, '#');
 	if (p)
 		*p = '\0';
-	for (p = strtok_r(copy, " \t\n", &save); p && n < 7; p = strtok_r(NULL, " \t\n", &save))
+	for (p = strtok_r(copy, " \t\n", &save); p && n < 8; p = strtok_r(NULL, " \t\n", &save))
 		f[n++] = p;
 	if (!n) {
 		r = 0;
 		goto out;
 	}
-	if (n != 6) {
-		ERR("line %d: expected 6 fields, found %d", lineno, n);
+	if (n != 7) {
+		ERR("line %d: expected 7 fields, found %d", lineno, n);
 		goto out;
 	}
 	if (tab_unescape(f[0]) || tab_unescape(f[1]) || f[1][0] != '/' ||
@@ -151,8 +151,8 @@ int pg_parse_line(struct pg_state *s, const char *line, int lineno, char *err, s
 	}
 	if (parse_u32(f[2], WEIGHT_MAX, &w) || w < WEIGHT_MIN || parse_u32(f[3], UINT32_MAX, &mn) ||
 	    parse_u32(f[4], UINT32_MAX, &mx) || parse_u64(f[5], INT64_MAX, &id) ||
-	    (mx && mn > mx)) {
-		ERR("line %d: bad weight, range or id", lineno);
+	    parse_u32(f[6], WEIGHT_MAX, &iow) || (mx && mn > mx)) {
+		ERR("line %d: bad weight, range, id or io.weight", lineno);
 		goto out;
 	}
 	if (pg_find(s, f[0], f[1])) {
@@ -166,6 +166,7 @@ int pg_parse_line(struct pg_state *s, const char *line, int lineno, char *err, s
 		e->min_kbps = mn;
 		e->max_kbps = mx;
 		e->id = id;
+		e->ioweight = iow;
 	}
 	r = 1;
 out:
@@ -208,4 +209,35 @@ size_t pg_plan(struct pg_entry *e, const struct ioband_table *t, int64_t cur,
 		snprintf(msgs[n++], PG_MSG_LEN, "range-bw %lld:%u:%u", (long long)cur,
 			 e->min_kbps, e->max_kbps);
 	return n;
+}
+
+uint32_t ioweight_parse(const char *text, const char *devt)
+{
+	char *copy = xstrdup(text), *line, *save = NULL, key[32];
+	uint32_t def = 0, dev = 0, w;
+	char val[16];
+
+	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "%31s %15s", key, val) != 2 || parse_u32(val, WEIGHT_MAX, &w) ||
+		    w < WEIGHT_MIN)
+			continue;
+		if (!strcmp(key, "default"))
+			def = w;
+		else if (!strcmp(key, devt))
+			dev = w;
+	}
+	free(copy);
+	return dev ? dev : def;
+}
+
+bool pg_follow_ioweight(struct pg_entry *e, uint32_t w)
+{
+	bool follow = w && (e->ioweight ? w != e->ioweight : w != DEFAULT_WEIGHT);
+
+	if (w)
+		e->ioweight = w;
+	if (!follow || e->weight == w)
+		return false;
+	e->weight = w;
+	return true;
 }

@@ -536,7 +536,7 @@ static void test_pathgroups(void)
 	f = open_memstream(&buf, &len);
 	pg_write(f, &s);
 	fclose(f);
-	CHECK(strstr(buf, "\nc /web 100 0 0 9\nd /a\\040b\\043\\134c 5 1 2 77\n"), "%s", buf);
+	CHECK(strstr(buf, "\nc /web 100 0 0 9 0\nd /a\\040b\\043\\134c 5 1 2 77 0\n"), "%s", buf);
 	{
 		struct pg_state r = { 0 };
 		char *line, *save = NULL;
@@ -547,13 +547,14 @@ static void test_pathgroups(void)
 		e = pg_find(&r, "d", "/a b#\\c");
 		CHECK(!bad && r.n == 2 && e && e->weight == 5 && e->min_kbps == 1 && e->max_kbps == 2 &&
 		      e->id == 77 && pg_find_id(&r, "c", 9), "read back: %zu entries", r.n);
-		CHECK(pg_parse_line(&r, "c /web 100 0 0 9", 9, err, sizeof(err)) < 0 &&
+		CHECK(pg_parse_line(&r, "c /web 100 0 0 9 0", 9, err, sizeof(err)) < 0 &&
 		      strstr(err, "given twice"), "%s", err);
-		CHECK(pg_parse_line(&r, "c web 100 0 0 9", 9, err, sizeof(err)) < 0, "relative path");
-		CHECK(pg_parse_line(&r, "c /x 0 0 0 9", 9, err, sizeof(err)) < 0, "weight 0");
-		CHECK(pg_parse_line(&r, "c /x 1 5 4 9", 9, err, sizeof(err)) < 0, "min above max");
-		CHECK(pg_parse_line(&r, "c /x 1 0 0", 9, err, sizeof(err)) < 0 &&
-		      strstr(err, "expected 6 fields"), "%s", err);
+		CHECK(pg_parse_line(&r, "c web 100 0 0 9 0", 9, err, sizeof(err)) < 0, "relative path");
+		CHECK(pg_parse_line(&r, "c /x 0 0 0 9 0", 9, err, sizeof(err)) < 0, "weight 0");
+		CHECK(pg_parse_line(&r, "c /x 1 5 4 9 0", 9, err, sizeof(err)) < 0, "min above max");
+		CHECK(pg_parse_line(&r, "c /x 1 0 0 9 10001", 9, err, sizeof(err)) < 0, "io.weight");
+		CHECK(pg_parse_line(&r, "c /x 1 0 0 9", 9, err, sizeof(err)) < 0 &&
+		      strstr(err, "expected 7 fields"), "%s", err);
 		CHECK(pg_parse_line(&r, "  # note", 9, err, sizeof(err)) == 0, "comment");
 		pg_add(&r, "e", "/z");
 		pg_drop(&r, pg_find(&r, "c", "/web"));
@@ -563,6 +564,27 @@ static void test_pathgroups(void)
 	}
 	free(buf);
 	pg_free(&s);
+
+	/* io.weight */
+	CHECK(ioweight_parse("default 100\n", "253:3") == 100, "default");
+	CHECK(ioweight_parse("default 250\n253:3 40\n8:0 7\n", "253:3") == 40, "per device");
+	CHECK(ioweight_parse("default 250\n8:0 7\n", "253:3") == 250, "another device's");
+	CHECK(ioweight_parse("", "253:3") == 0 && ioweight_parse("default 0\n", "1:1") == 0 &&
+	      ioweight_parse("default 10001\n", "1:1") == 0, "none");
+	{
+		struct pg_entry e = { .weight = 400 };
+
+		CHECK(!pg_follow_ioweight(&e, 100) && e.weight == 400 && e.ioweight == 100,
+		      "first sight of the default: the configured weight stays");
+		CHECK(!pg_follow_ioweight(&e, 100) && e.weight == 400, "unchanged");
+		CHECK(pg_follow_ioweight(&e, 700) && e.weight == 700 && e.ioweight == 700, "changed");
+		e.weight = 50;	/* set by hand since */
+		CHECK(!pg_follow_ioweight(&e, 700) && e.weight == 50, "set by hand stays");
+		CHECK(!pg_follow_ioweight(&e, 0) && e.ioweight == 700, "no io.weight file");
+		CHECK(pg_follow_ioweight(&e, 100) && e.weight == 100, "back to the default");
+		e = (struct pg_entry){ .weight = 400 };
+		CHECK(pg_follow_ioweight(&e, 600) && e.weight == 600, "IOWeight= at first sight");
+	}
 }
 
 static void test_json(void)

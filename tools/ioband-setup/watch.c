@@ -202,6 +202,30 @@ bool watch_running(void)
 /* ---- reconciling --------------------------------------------------------- */
 
 /*
+ * Follow the io.weight of @e's cgroup (id @cur, 0: none) for device
+ * @devt, under the weight policies (systemd's IOWeight= and
+ * IODeviceWeight= write it).
+ */
+static void follow_ioweight(const struct dev_state *d, struct pg_entry *e, int64_t cur)
+{
+	char *path, *text, devt[32];
+	uint32_t w;
+
+	if (!cur || d->t.policy == POL_RANGE_BW)
+		return;
+	path = xasprintf("%s%s/io.weight", cgroup_root(), e->path);
+	text = file_text(path);
+	free(path);
+	if (!text)
+		return;
+	snprintf(devt, sizeof(devt), "%u:%u", d->info.major, d->info.minor);
+	w = ioweight_parse(text, devt);
+	free(text);
+	if (pg_follow_ioweight(e, w))
+		note("%s: %s: io.weight %u followed", d->name, e->path, w);
+}
+
+/*
  * Watch each directory on the way to each entry's path, the root
  * included (where its next part may appear or go), and the state file's
  * directory (for a new state file).  Watching a directory twice is one
@@ -227,6 +251,9 @@ static void add_watches(int ifd, const struct pg_state *s)
 			}
 			*q = '/';
 		}
+		/* the cgroup itself: writes to its io.weight */
+		if (!q)
+			inotify_add_watch(ifd, p, IN_MODIFY | IN_ONLYDIR);
 		free(p);
 	}
 }
@@ -274,12 +301,14 @@ static int reconcile(struct pg_state *s, int ifd)
 		for (j = i; j < s->n; j++) {
 			struct pg_entry *e = &s->e[j];
 			char msgs[PG_MAX_MSGS][PG_MSG_LEN], done[PG_MAX_MSGS * (PG_MSG_LEN + 2)];
-			int64_t old = e->id;
+			int64_t old = e->id, cur;
 			size_t n, len = 0;
 
 			if (strcmp(e->dev, d.name))
 				continue;
-			n = pg_plan(e, &d.t, cgroup_id_of(e->path), msgs);
+			cur = cgroup_id_of(e->path);
+			follow_ioweight(&d, e, cur);
+			n = pg_plan(e, &d.t, cur, msgs);
 			for (k = 0; k < n; k++) {
 				if (send_message(d.name, msgs[k])) {
 					errorf(EX_FAIL, "%s: %s: the kernel refused '%s': %s", d.name,

@@ -74,5 +74,5 @@ for n in ss-a ss-b ss-c; do dmsetup remove $n || fail "remove $n"; done
 rm -f /run/ioband/groups
 expect 0 ioband-setup apply "$tab"
 assert_eq "$(tables)" "$before" "the tables after the reboot"
-grep -q "^ss-a /ss-later 30 0 0 0$" /run/ioband/groups || fail "the state after the reboot: $(cat /run/ioband/groups)"
+grep -q "^ss-a /ss-later 30 0 0 0 0$" /run/ioband/groups || fail "the state after the reboot: $(cat /run/ioband/groups)"
 log "saved, applied with nothing to change, brought back after a reboot"
