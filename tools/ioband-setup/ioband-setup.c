@@ -84,8 +84,10 @@ void note(const char *fmt, ...)
 	"  user              a user name or uid       gid    a group name or gid\n" \
 	"  pid               a process id             pgrp   a process group id\n" \
 	"  cgroup            a path under the cgroup2 mount (/sys/fs/cgroup/web),\n" \
-	"                    a path from its root (web, /web, a/b), or a cgroup id\n" \
-	"                    (digits only; write /1234 for a cgroup named 1234)\n"
+	"                    a path from its root (web, /web, a/b), a systemd unit\n" \
+	"                    (web.service: its cgroup, by default under system.slice),\n" \
+	"                    or a cgroup id (digits only; write /1234 for a cgroup\n" \
+	"                    named 1234)\n"
 
 static const struct cmd_help {
 	const char *name, *usage, *text;
@@ -168,7 +170,9 @@ static const struct cmd_help {
 	  "id of one that is gone is detached.  Groups given by path are recorded in\n"
 	  "/run/ioband/groups by create, apply, set, attach, detach, remove, wrap\n"
 	  "and unwrap; watch follows that file and the cgroup tree (inotify) until\n"
-	  "SIGTERM, and prints what it changes.  ioband-setup-watch.service runs it.\n\n"
+	  "SIGTERM, and prints what it changes.  Under the weight policies it also\n"
+	  "follows the cgroups' io.weight (systemd's IOWeight=), one to one.\n"
+	  "ioband-setup-watch.service runs it.\n\n"
 	  "  --once   reconcile once and exit\n" },
 	{ "help", "help [COMMAND]", "Help on one command, or the list of commands.\n" },
 };
@@ -704,6 +708,17 @@ static const char *cg_root_or_default(void)
 	return cgroup_root() ? cgroup_root() : "/sys/fs/cgroup";
 }
 
+/*
+ * The cgroup path a cgroup GROUP names: a systemd unit's cgroup
+ * (web.service), or a path; NULL for an id or the default group.
+ */
+static char *group_path(const char *spec)
+{
+	char *p = cgroup_of_unit(spec);
+
+	return p ? p : cgroup_spec_path(spec, cg_root_or_default());
+}
+
 /* The note for a cgroup group given by a path that no cgroup has yet. */
 static void note_absent(const char *what, const char *path)
 {
@@ -725,7 +740,7 @@ int build_table(const struct setup_opts *o, const char *device, const char *defa
 	memset(paths, 0, sizeof(*paths));
 	for (i = 0; i < o->ngroups; i++)
 		gpath[i] = type == GT_CGROUP ?
-			   cgroup_spec_path(o->groups[i].spec, cg_root_or_default()) : NULL;
+			   group_path(o->groups[i].spec) : NULL;
 	for (i = 0; i < o->ngroups && !rc; i++) {
 		if (type == GT_NONE && o->type < 0 && strcmp(o->groups[i].spec, "default") &&
 		    strcmp(o->groups[i].spec, "-1")) {
@@ -1234,7 +1249,7 @@ static int device_and_group(const char *namearg, const char *spec, struct dev_st
 	if (rc)
 		goto fail;
 	if (d->t.type == GT_CGROUP) {
-		*path = cgroup_spec_path(spec, cg_root_or_default());
+		*path = group_path(spec);
 		if (*path) {
 			*gid = cgroup_id_of(*path);
 			return EX_OK;

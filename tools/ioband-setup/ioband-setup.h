@@ -259,6 +259,12 @@ struct pg_state {
  * cgroup id or the default group.  @root is the cgroup2 mount point.
  */
 char *cgroup_spec_path(const char *spec, const char *root);
+/*
+ * Where systemd puts the cgroup of unit @unit (web.service, a-b.slice...)
+ * when nothing says otherwise: /system.slice/web.service,
+ * /a.slice/a-b.slice; malloc'ed.  NULL when @unit is not a unit name.
+ */
+char *unit_default_path(const char *unit);
 void pg_free(struct pg_state *s);
 struct pg_entry *pg_find(const struct pg_state *s, const char *dev, const char *path);
 struct pg_entry *pg_find_id(const struct pg_state *s, const char *dev, int64_t id);

@@ -239,6 +239,33 @@ const char *cgroup_path_of(int64_t id, bool rewalk)
 	return NULL;
 }
 
+char *cgroup_of_unit(const char *unit)
+{
+	char *def = unit_default_path(unit), *found = NULL;
+	size_t i, n = strlen(unit);
+
+	if (!def)
+		return NULL;
+	names_refresh();
+	cg_ensure();
+	for (i = 0; i < cg_n; i++) {
+		const char *p = cg_map[i].path;
+		size_t l = strlen(p);
+
+		if (!strcmp(p, def)) {
+			found = cg_map[i].path;
+			break;
+		}
+		if (!found && l > n && p[l - n - 1] == '/' && !strcmp(p + l - n, unit))
+			found = cg_map[i].path;
+	}
+	if (found) {
+		free(def);
+		return xstrdup(found);
+	}
+	return def;
+}
+
 static char *comm_of(int64_t pid)
 {
 	char path[64], buf[64];

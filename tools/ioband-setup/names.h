@@ -24,6 +24,13 @@ void sys_resolver(struct resolver *r);
  */
 char *group_display_name(enum gtype type, int64_t id, bool rewalk);
 const char *cgroup_path_of(int64_t id, bool rewalk);
+/*
+ * The cgroup path ("/system.slice/web.service") of systemd unit @unit:
+ * the unit's default place if a cgroup is there, else the first cgroup of
+ * that name in the tree, else the default place (the unit has not started
+ * yet); malloc'ed.  NULL when @unit is not a unit name.
+ */
+char *cgroup_of_unit(const char *unit);
 /* Forget the cgroup tree read so far. */
 void names_refresh(void);
 

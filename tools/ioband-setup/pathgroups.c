@@ -41,6 +41,46 @@ char *cgroup_spec_path(const char *spec, const char *root)
 	return path;
 }
 
+char *unit_default_path(const char *unit)
+{
+	static const char *const suffixes[] = {
+		".service", ".scope", ".slice", ".socket", ".mount", ".swap",
+	};
+	size_t n = strlen(unit), i, k;
+	char *path;
+
+	if (strchr(unit, '/'))
+		return NULL;
+	for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		k = strlen(suffixes[i]);
+		if (n > k && !strcmp(unit + n - k, suffixes[i]))
+			break;
+	}
+	if (i == sizeof(suffixes) / sizeof(suffixes[0]))
+		return NULL;
+	if (strcmp(suffixes[i], ".slice"))
+		return xasprintf("/system.slice/%s", unit);
+	if (!strcmp(unit, "-.slice"))
+		return xstrdup("/");
+	/* a-b-c.slice is /a.slice/a-b.slice/a-b-c.slice */
+	path = xstrdup("");
+	for (k = 0; k < n - 6; k++) {
+		if (unit[k] == '-' && k) {
+			char *more = xasprintf("%s/%.*s.slice", path, (int)k, unit);
+
+			free(path);
+			path = more;
+		}
+	}
+	{
+		char *more = xasprintf("%s/%s", path, unit);
+
+		free(path);
+		path = more;
+	}
+	return path;
+}
+
 void pg_free(struct pg_state *s)
 {
 	size_t i;

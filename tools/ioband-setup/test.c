@@ -503,6 +503,25 @@ static void test_pathgroups(void)
 	CHECK(!cgroup_spec_path("1234", "/sys/fs/cgroup") && !cgroup_spec_path("default", "/x") &&
 	      !cgroup_spec_path("-1", "/x") && !cgroup_spec_path("", "/x"), "ids and default are not paths");
 
+	/* systemd units */
+	p = unit_default_path("web.service");
+	CHECK(p && !strcmp(p, "/system.slice/web.service"), "%s", p);
+	free(p);
+	p = unit_default_path("a-b-c.slice");
+	CHECK(p && !strcmp(p, "/a.slice/a-b.slice/a-b-c.slice"), "%s", p);
+	free(p);
+	p = unit_default_path("batch.slice");
+	CHECK(p && !strcmp(p, "/batch.slice"), "%s", p);
+	free(p);
+	p = unit_default_path("-.slice");
+	CHECK(p && !strcmp(p, "/"), "%s", p);
+	free(p);
+	p = unit_default_path("session-3.scope");
+	CHECK(p && !strcmp(p, "/system.slice/session-3.scope"), "%s", p);
+	free(p);
+	CHECK(!unit_default_path("web") && !unit_default_path("system.slice/web.service") &&
+	      !unit_default_path(".service") && !unit_default_path("web.services"), "not units");
+
 	/* a group by path: attached with its settings, then its cgroup made again */
 	e = pg_add(&s, "c", "/web");
 	e->weight = 300;

@@ -7,7 +7,8 @@
 # file's weights and their I/O is counted there, none in the default
 # group; apply again finds nothing to do (the tag resolved to the device
 # below, not to the ioband device that shows the same filesystem).  apply --dry-run where
-# device-mapper is not available (its node directory hidden).
+# device-mapper is not available (its node directory hidden).  A unit
+# named without its slice (sbu.service) is /system.slice/sbu.service.
 # timeout: 240
 # long: debug
 . /tests/lib.sh
@@ -22,7 +23,7 @@ mm=$(cat /sys/block/${nb#/dev/}/dev)
 tab=$TESTDIR/iobandtab
 cat >"$tab" <<EOF
 # the services' cgroups are made later, by their start
-sb-a   UUID=$uuid   type=cgroup,group=sb-sys/web.service=400,group=/sb-db=200,group=default=50
+sb-a   UUID=$uuid   type=cgroup,group=sb-sys/web.service=400,group=/sb-db=200,group=default=50,group=sbu.service=300
 sb-b   /dev/sb-nosuch       nofail
 sb-c   LABEL=sb-nolabel     weight=5,nofail
 EOF
@@ -32,6 +33,7 @@ expect 0 sh -c 'mount -t tmpfs -o ro tmpfs /dev/mapper || exit 99
 ioband-setup apply --dry-run "$1"; rc=$?; umount /dev/mapper; exit $rc' sh "$tab"
 assert_eq "$out" "sb-a: no cgroup /sb-sys/web.service yet: its group is attached when it appears (while ioband-setup watch runs)
 sb-a: no cgroup /sb-db yet: its group is attached when it appears (while ioband-setup watch runs)
+sb-a: no cgroup /system.slice/sbu.service yet: its group is attached when it appears (while ioband-setup watch runs)
 sb-a: would create over $nb ($mm)
 sb-b: /dev/sb-nosuch does not exist: passed over (nofail)
 sb-c: LABEL=sb-nolabel does not exist: passed over (nofail)" "dry run without device-mapper"
@@ -54,10 +56,12 @@ contains "/dev/sb-nosuch: No such file or directory"
 watch_start "$TESTDIR/watch.log"
 web=$(cg_create sb-sys/web.service)
 db=$(cg_create sb-db)
+unit=$(cg_create system.slice/sbu.service)
 idw=$(stat -c %i "$web")
 idd=$(stat -c %i "$db")
+idu=$(stat -c %i "$unit")
 has_groups() { [ "$(dmsetup table sb-a | cut -d' ' -f11-)" = "$1" ]; }
-until_ok 10 has_groups ":50 $idw:400 $idd:200"
+until_ok 10 has_groups ":50 $idw:400 $idd:200 $idu:300"
 # (apply's blkid probes read the ioband device too, from the default group)
 def0=$(gstat sb-a default)
 for g in sb-sys/web.service:12 sb-db:5; do
@@ -73,4 +77,9 @@ expect 0 ioband-setup apply "$tab"
 assert_eq "$out" "sb-a: up to date
 sb-b: /dev/sb-nosuch does not exist: passed over (nofail)
 sb-c: LABEL=sb-nolabel does not exist: passed over (nofail)" "apply after the cgroups appeared"
+# a unit by its name: its cgroup found in the tree
+expect 0 ioband-setup set sb-a sbu.service weight=350
+assert_eq "$out" "sb-a: sbu.service (id $idu), weight 350"
+grep -q "^sb-a /system.slice/sbu.service 350 0 0 $idu " /run/ioband/groups ||
+	fail "the state: $(cat /run/ioband/groups)"
 log "apply before the cgroups, then attached as they appeared"
