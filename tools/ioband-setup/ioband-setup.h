@@ -230,6 +230,8 @@ int tab_parse_line(const char *line, int lineno, struct tab_entry *e, char *err,
 
 /* Decode iobandtab's \ooo escapes (and \\) in place; -1 on a malformed one. */
 int tab_unescape(char *s);
+/* Write @s as one iobandtab field: blanks, '#', '\\' and control characters as \ooo. */
+void tab_put_field(FILE *f, const char *s);
 
 /*
  * Cgroup groups by path (pathgroups.c).  The state file (/run/ioband/groups,

@@ -993,6 +993,18 @@ void tab_entry_free(struct tab_entry *e)
 	memset(e, 0, sizeof(*e));
 }
 
+void tab_put_field(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c <= ' ' || c == '#' || c == '\\' || c == 0x7f)
+			fprintf(f, "\\%03o", c);
+		else
+			fputc(c, f);
+	}
+}
+
 bool tab_device_is_tag(const char *s)
 {
 	static const char *const tags[] = { "UUID=", "LABEL=", "PARTUUID=", "PARTLABEL=" };

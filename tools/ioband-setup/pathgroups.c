@@ -135,19 +135,6 @@ void pg_drop(struct pg_state *s, struct pg_entry *e)
 	memmove(e, e + 1, (s->e + --s->n - e) * sizeof(*e));
 }
 
-/* Blanks, '#', '\\' and control characters as \ooo, like iobandtab. */
-static void put_escaped(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c <= ' ' || c == '#' || c == '\\' || c == 0x7f)
-			fprintf(f, "\\%03o", c);
-		else
-			fputc(c, f);
-	}
-}
-
 void pg_write(FILE *f, const struct pg_state *s)
 {
 	size_t i;
@@ -156,9 +143,9 @@ void pg_write(FILE *f, const struct pg_state *s)
 	for (i = 0; i < s->n; i++) {
 		const struct pg_entry *e = &s->e[i];
 
-		put_escaped(f, e->dev);
+		tab_put_field(f, e->dev);
 		fputc(' ', f);
-		put_escaped(f, e->path);
+		tab_put_field(f, e->path);
 		fprintf(f, " %u %u %u %lld %u\n", e->weight, e->min_kbps, e->max_kbps,
 			(long long)e->id, e->ioweight);
 	}

@@ -19,19 +19,6 @@
 #include "cmd.h"
 #include "names.h"
 
-/* @s as an iobandtab field: blanks, '#' and '\\' as \ooo. */
-static void put_field(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c <= ' ' || c == '#' || c == '\\' || c == 0x7f)
-			fprintf(f, "\\%03o", c);
-		else
-			fputc(c, f);
-	}
-}
-
 struct opt_writer {
 	FILE *f;
 	bool any;
@@ -48,7 +35,7 @@ static void opt_add(struct opt_writer *w, const char *fmt, ...)
 	va_end(ap);
 	if (w->any)
 		fputc(',', w->f);
-	put_field(w->f, buf);
+	tab_put_field(w->f, buf);
 	w->any = true;
 }
 
@@ -309,12 +296,12 @@ int cmd_save(int argc, char **argv)
 		added = true;
 		below = devstr_name(v[i].t.device);
 		if (v[i].wraps) {
-			put_field(out, v[i].wraps);
+			tab_put_field(out, v[i].wraps);
 			fputs(" wrap ", out);
 		} else {
-			put_field(out, v[i].name);
+			tab_put_field(out, v[i].name);
 			fputc(' ', out);
-			put_field(out, below);
+			tab_put_field(out, below);
 			fputc(' ', out);
 		}
 		rc = write_options(out, &v[i], v[i].name, NULL, &s);

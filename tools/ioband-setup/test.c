@@ -480,45 +480,35 @@ static void plan_is(struct pg_entry *e, const char *table, int64_t cur, const ch
 	table_free(&t);
 }
 
+/* @p (malloc'ed, freed here) is @want */
+static void path_is(char *p, const char *want)
+{
+	CHECK(p && !strcmp(p, want), "'%s', want '%s'", p ? p : "(null)", want);
+	free(p);
+}
+
 static void test_pathgroups(void)
 {
 	struct pg_state s = { 0 };
 	struct pg_entry *e;
-	char *p, *buf = NULL, err[256];
+	char *buf = NULL, err[256];
 	size_t len = 0;
 	FILE *f;
 
-	p = cgroup_spec_path("/sys/fs/cgroup/system.slice/web.service/", "/sys/fs/cgroup");
-	CHECK(p && !strcmp(p, "/system.slice/web.service"), "%s", p);
-	free(p);
-	p = cgroup_spec_path("web", "/sys/fs/cgroup");
-	CHECK(p && !strcmp(p, "/web"), "%s", p);
-	free(p);
-	p = cgroup_spec_path("//", "/sys/fs/cgroup");
-	CHECK(p && !strcmp(p, "/"), "%s", p);
-	free(p);
-	p = cgroup_spec_path("/sys/fs/cgroupx", "/sys/fs/cgroup");
-	CHECK(p && !strcmp(p, "/sys/fs/cgroupx"), "%s", p);
-	free(p);
+	path_is(cgroup_spec_path("/sys/fs/cgroup/system.slice/web.service/", "/sys/fs/cgroup"),
+		"/system.slice/web.service");
+	path_is(cgroup_spec_path("web", "/sys/fs/cgroup"), "/web");
+	path_is(cgroup_spec_path("//", "/sys/fs/cgroup"), "/");
+	path_is(cgroup_spec_path("/sys/fs/cgroupx", "/sys/fs/cgroup"), "/sys/fs/cgroupx");
 	CHECK(!cgroup_spec_path("1234", "/sys/fs/cgroup") && !cgroup_spec_path("default", "/x") &&
 	      !cgroup_spec_path("-1", "/x") && !cgroup_spec_path("", "/x"), "ids and default are not paths");
 
 	/* systemd units */
-	p = unit_default_path("web.service");
-	CHECK(p && !strcmp(p, "/system.slice/web.service"), "%s", p);
-	free(p);
-	p = unit_default_path("a-b-c.slice");
-	CHECK(p && !strcmp(p, "/a.slice/a-b.slice/a-b-c.slice"), "%s", p);
-	free(p);
-	p = unit_default_path("batch.slice");
-	CHECK(p && !strcmp(p, "/batch.slice"), "%s", p);
-	free(p);
-	p = unit_default_path("-.slice");
-	CHECK(p && !strcmp(p, "/"), "%s", p);
-	free(p);
-	p = unit_default_path("session-3.scope");
-	CHECK(p && !strcmp(p, "/system.slice/session-3.scope"), "%s", p);
-	free(p);
+	path_is(unit_default_path("web.service"), "/system.slice/web.service");
+	path_is(unit_default_path("a-b-c.slice"), "/a.slice/a-b.slice/a-b-c.slice");
+	path_is(unit_default_path("batch.slice"), "/batch.slice");
+	path_is(unit_default_path("-.slice"), "/");
+	path_is(unit_default_path("session-3.scope"), "/system.slice/session-3.scope");
 	CHECK(!unit_default_path("web") && !unit_default_path("system.slice/web.service") &&
 	      !unit_default_path(".service") && !unit_default_path("web.services"), "not units");
 
