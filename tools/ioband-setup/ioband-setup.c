@@ -1081,6 +1081,24 @@ static uint64_t dg_weight_sum(const char *dg, const struct dev_state *self, char
 	return sum;
 }
 
+struct diff_names {
+	const char *dev;
+	struct pg_state s;
+};
+
+/*
+ * Groups in show, top and apply's messages: a cgroup by the path it was
+ * given by (the state knows the paths of ids whose cgroups are gone),
+ * else by the name it has now.
+ */
+static char *diff_name(enum gtype type, int64_t id, void *ctx)
+{
+	struct diff_names *dn = ctx;
+	struct pg_entry *e = type == GT_CGROUP ? pg_find_id(&dn->s, dn->dev, id) : NULL;
+
+	return e ? xstrdup(e->path) : group_display_name(type, id, true);
+}
+
 static const struct group_conf *group_conf_of(const struct ioband_table *t, int64_t id)
 {
 	return table_find(t, id);
@@ -1092,6 +1110,8 @@ static int cmd_show(int argc, char **argv)
 	struct optstate st;
 	struct dev_state d;
 	struct ioband_status s;
+	struct diff_names dn = { 0 };
+	size_t nwait = 0;
 	char name[DM_NAME_MAX + 1], *below, *members;
 	bool json = false;
 	uint64_t wsum;
@@ -1121,6 +1141,8 @@ static int cmd_show(int argc, char **argv)
 	}
 	below = devstr_name(d.t.device);
 	wsum = dg_weight_sum(d.t.dg, &d, &members);
+	dn.dev = d.name;
+	state_load(&dn.s);
 	if (json) {
 		printf("{\"name\":");
 		json_string(stdout, d.name);
@@ -1171,7 +1193,7 @@ static int cmd_show(int argc, char **argv)
 		const struct group_conf *c = group_conf_of(&d.t, g->id);
 		bool range = d.t.policy == POL_RANGE_BW;
 		uint32_t w = c ? c->weight : 0;
-		char *gname = group_display_name(d.t.type, g->id, false);
+		char *gname = diff_name(d.t.type, g->id, &dn);
 		double share = wsum ? 100.0 * w / wsum : 0;
 		char val[32], sharebuf[16];
 
@@ -1216,8 +1238,31 @@ static int cmd_show(int argc, char **argv)
 		}
 		free(gname);
 	}
+	/* groups given by paths no cgroup has now: attached when one does */
+	if (json)
+		printf("],\"waiting\":[");
+	for (i = 0; i < dn.s.n; i++) {
+		const struct pg_entry *e = &dn.s.e[i];
+		char val[32];
+
+		if (strcmp(e->dev, d.name) || (e->id && table_find(&d.t, e->id)))
+			continue;
+		if (d.t.policy == POL_RANGE_BW)
+			snprintf(val, sizeof(val), "%u:%u", e->min_kbps, e->max_kbps);
+		else
+			snprintf(val, sizeof(val), "%u", e->weight);
+		if (json) {
+			printf("%s{\"path\":", nwait++ ? "," : "");
+			json_string(stdout, e->path);
+			printf(",\"weight\":%u,\"min_kbps\":%u,\"max_kbps\":%u}", e->weight,
+			       e->min_kbps, e->max_kbps);
+		} else {
+			printf("%-20s %-20s %10s %6s  (no cgroup yet)\n", "waiting", e->path, val, "-");
+		}
+	}
 	if (json)
 		printf("]}\n");
+	pg_free(&dn.s);
 	free(members);
 	free(below);
 	status_free(&s);
@@ -1517,7 +1562,7 @@ static uint64_t delta(uint64_t now, uint64_t before)
 
 static void top_report(const char *name, const struct ioband_table *t,
 		       const struct ioband_status *prev, const struct ioband_status *cur,
-		       double dt, bool json, bool tty)
+		       double dt, bool json, bool tty, struct diff_names *dn)
 {
 	uint64_t total = 0;
 	size_t i;
@@ -1561,7 +1606,7 @@ static void top_report(const char *name, const struct ioband_table *t,
 		uint64_t dr = delta(g->delayed_reads, p ? p->delayed_reads : 0);
 		uint64_t dw = delta(g->delayed_writes, p ? p->delayed_writes : 0);
 		double share = total ? (double)(rs + ws) / total : 0;
-		char *gname = group_display_name(t->type, g->id, false);
+		char *gname = diff_name(t->type, g->id, dn);
 
 		if (json) {
 			printf("%s{\"id\":%lld,\"name\":", i ? "," : "", (long long)g->id);
@@ -1619,6 +1664,7 @@ static int cmd_top(int argc, char **argv)
 	struct optstate st;
 	struct dev_state d;
 	struct ioband_status prev = { 0 }, cur = { 0 };
+	struct diff_names dn = { 0 };
 	struct timespec tprev, tnow, next;
 	char name[DM_NAME_MAX + 1], *end;
 	double interval = 1.0;
@@ -1704,7 +1750,10 @@ static int cmd_top(int argc, char **argv)
 		dt = ts_sec(&tnow) - ts_sec(&tprev);
 		if (dt <= 0)
 			dt = interval;
-		top_report(name, &d.t, &prev, &cur, dt, json, tty);
+		dn.dev = name;
+		state_load(&dn.s);
+		top_report(name, &d.t, &prev, &cur, dt, json, tty, &dn);
+		pg_free(&dn.s);
 		status_free(&prev);
 		prev = cur;
 		memset(&cur, 0, sizeof(cur));
@@ -2037,24 +2086,6 @@ static int cmd_unwrap(int argc, char **argv)
 }
 
 /* ---- apply --------------------------------------------------------------- */
-
-struct diff_names {
-	const char *dev;
-	struct pg_state s;
-};
-
-/*
- * Groups in apply's messages: a cgroup by the path it was given by (the
- * state knows the paths of ids whose cgroups are gone), else by the name
- * it has now.
- */
-static char *diff_name(enum gtype type, int64_t id, void *ctx)
-{
-	struct diff_names *dn = ctx;
-	struct pg_entry *e = type == GT_CGROUP ? pg_find_id(&dn->s, dn->dev, id) : NULL;
-
-	return e ? xstrdup(e->path) : group_display_name(type, id, true);
-}
 
 /* Bring an existing ioband device @d in line with @want. */
 static int apply_existing(const char *label, struct dev_state *d, const struct tab_entry *e,

@@ -6,7 +6,8 @@
 # its cgroup exists is attached when it appears; the watcher started after
 # a re-creation (its initial scan) fixes the device; a live 'set' survives
 # the next re-creation; a detached path stays detached; show names the
-# path.  Reports how long a new cgroup's I/O goes to the default group
+# path (of a removed cgroup's id too), and lists a group waiting for its
+# cgroup.  Reports how long a new cgroup's I/O goes to the default group
 # (mkdir to attach, attach_ms).
 # timeout: 240
 # long: debug
@@ -22,6 +23,9 @@ on_exit "dmsetup remove sf"
 contains "sf: no cgroup /sf-later yet: its group is attached when it appears (while ioband-setup watch runs)"
 contains "type cgroup, policy weight, 1 group attached"
 assert_eq "$(dmsetup table sf | cut -d' ' -f11-)" ":100 $id0:300" "the table before the watcher"
+expect 0 ioband-setup show sf
+set -- $(echo "$out" | awk '$1 == "waiting"')
+assert_eq "$2 $3 $5 $6 $7" "/sf-later 200 (no cgroup yet)" "show's group waiting for its cgroup"
 watch_start "$TESTDIR/watch.log"
 groups_of() { dmsetup table sf | cut -d' ' -f11-; }
 has_groups() { [ "$(groups_of)" = "$1" ]; }
@@ -71,6 +75,9 @@ rmdir "$web"
 mkdir "$web"
 id3=$(stat -c %i "$web")
 assert_eq "$(groups_of)" ":100 $idl:200 $id2:50" "the table while no watcher runs"
+expect 0 ioband-setup show sf
+set -- $(echo "$out" | awk '$1 == '"$id2")
+assert_eq "$2" "/sf-web" "show names the id of a removed cgroup by its path"
 watch_start "$TESTDIR/watch2.log"
 has_groups ":100 $idl:200 $id3:50" || fail "after the first scan: $(groups_of)"
 
