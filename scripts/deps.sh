@@ -29,7 +29,7 @@ PKGS=(
 	qemu-system-x86 busybox-static fio dmsetup lvm2 e2fsprogs fdisk
 	util-linux kmod coreutils mdadm
 	# userspace: tools/ioband-setup, unit tests and fuzzers
-	libdevmapper-dev clang-14 libfuzzer-14-dev libclang-rt-14-dev
+	libdevmapper-dev libblkid-dev clang-14 libfuzzer-14-dev libclang-rt-14-dev
 	# benchmarks
 	gnuplot-nox
 )

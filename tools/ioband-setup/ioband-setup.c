@@ -24,22 +24,20 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ioband-setup.h"
-#include "dm.h"
+#include "cmd.h"
 #include "names.h"
 
 #define VERSION "1.0"
 #define ORIG_SUFFIX "-iobandorig"
 #define ORIG_UUID_PREFIX "IOBAND-ORIG-"
 
-static int verbose, quiet;
+int verbose, quiet;
 static const char *cmd_name = "";
 static char err_ctx[512];	/* "FILE:LINE" while apply works on a line */
 
 /* ---- messages ------------------------------------------------------------ */
 
-__attribute__((format(printf, 2, 3)))
-static int errorf(int code, const char *fmt, ...)
+int errorf(int code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -53,8 +51,7 @@ static int errorf(int code, const char *fmt, ...)
 	return code;
 }
 
-__attribute__((format(printf, 1, 2)))
-static void note(const char *fmt, ...)
+void note(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -87,8 +84,10 @@ static void note(const char *fmt, ...)
 	"  user              a user name or uid       gid    a group name or gid\n" \
 	"  pid               a process id             pgrp   a process group id\n" \
 	"  cgroup            a path under the cgroup2 mount (/sys/fs/cgroup/web),\n" \
-	"                    a path from its root (web, /web, a/b), or a cgroup id\n" \
-	"                    (digits only; write /1234 for a cgroup named 1234)\n"
+	"                    a path from its root (web, /web, a/b), a systemd unit\n" \
+	"                    (web.service: its cgroup, by default under system.slice),\n" \
+	"                    or a cgroup id (digits only; write /1234 for a cgroup\n" \
+	"                    named 1234)\n"
 
 static const struct cmd_help {
 	const char *name, *usage, *text;
@@ -154,6 +153,27 @@ static const struct cmd_help {
 	  "The whole file is checked before anything changes.\n\n"
 	  "  -n, --dry-run     say what would change, change nothing\n"
 	  "  -W, --wait S      wait up to S seconds for each DEVICE to appear\n" },
+	{ "save", "save [FILE] [--print]",
+	  "Write the live configuration back to FILE (default /etc/iobandtab) in its\n"
+	  "syntax, so that the next apply (at boot) keeps what set, attach and detach\n"
+	  "changed.  A line whose device is live and differs from it gets options\n"
+	  "written from the device (groups given by path keep their paths, other\n"
+	  "groups are named by name or path where they have one), keeping its name,\n"
+	  "device and comment as written; every other line stays as it is; live\n"
+	  "ioband devices FILE does not name are added at its end.  apply of the\n"
+	  "saved file then has nothing to change.\n\n"
+	  "  -p, --print   write the result to standard output; FILE is left alone\n" },
+	{ "watch", "watch [--once]",
+	  "Keep each cgroup group given by path attached under the cgroup that has\n"
+	  "the path now: a cgroup removed and made again (a restarted service) or\n"
+	  "made after the group was configured gets the group's settings, and the\n"
+	  "id of one that is gone is detached.  Groups given by path are recorded in\n"
+	  "/run/ioband/groups by create, apply, set, attach, detach, remove, wrap\n"
+	  "and unwrap; watch follows that file and the cgroup tree (inotify) until\n"
+	  "SIGTERM, and prints what it changes.  Under the weight policies it also\n"
+	  "follows the cgroups' io.weight (systemd's IOWeight=), one to one.\n"
+	  "ioband-setup-watch.service runs it.\n\n"
+	  "  --once   reconcile once and exit\n" },
 	{ "help", "help [COMMAND]", "Help on one command, or the list of commands.\n" },
 };
 
@@ -192,8 +212,7 @@ static int cmd_help_print(const char *name, FILE *f)
 	return 0;
 }
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...)
+int usage_error(const char *fmt, ...)
 {
 	va_list ap;
 	const struct cmd_help *h = find_help(cmd_name);
@@ -326,7 +345,7 @@ static void opt_begin(struct optstate *st, int argc, char **argv)
 }
 
 /* --help seen: print the command's help */
-static int help_exit(void)
+int help_exit(void)
 {
 	cmd_help_print(cmd_name, stdout);
 	return EX_OK;
@@ -432,7 +451,7 @@ static char *devt_name(unsigned int maj, unsigned int min)
 	return r ? r : xasprintf("%u:%u", maj, min);
 }
 
-static char *devstr_name(const char *dev)
+char *devstr_name(const char *dev)
 {
 	unsigned int maj, min;
 	char c;
@@ -482,18 +501,7 @@ static int resolve_name(const char *arg, char *out, size_t outlen)
 	return EX_OK;
 }
 
-/* An ioband device as it is now. */
-struct dev_state {
-	char name[DM_NAME_MAX + 1];
-	struct dmx_info info;
-	struct dm_target_line *lines;
-	size_t nlines;
-	struct ioband_table t;
-	uint64_t len;		/* sectors */
-	char *wraps;		/* "VG/LV" when this is a wrapped logical volume */
-};
-
-static void dev_state_free(struct dev_state *d)
+void dev_state_free(struct dev_state *d)
 {
 	dmx_lines_free(d->lines, d->nlines);
 	table_free(&d->t);
@@ -539,11 +547,7 @@ static void detect_wrap(struct dev_state *d)
 	d->wraps = dm_to_vg_lv(d->name);
 }
 
-/*
- * Load the state of the ioband device @name.  Quiet when @quiet_errors
- * (list), else prints why it is not one.  EX_OK or an exit code.
- */
-static int load_ioband(const char *name, struct dev_state *d, bool quiet_errors)
+int load_ioband(const char *name, struct dev_state *d, bool quiet_errors)
 {
 	char err[512];
 	size_t i;
@@ -608,7 +612,7 @@ static int load_status(const char *name, struct ioband_status *s)
 }
 
 /* Every ioband device: their names (for list, and shares in show). */
-static int all_ioband(struct dev_state **out, size_t *nout)
+int all_ioband(struct dev_state **out, size_t *nout)
 {
 	char **names;
 	size_t n, i;
@@ -634,7 +638,7 @@ static int all_ioband(struct dev_state **out, size_t *nout)
 	return EX_OK;
 }
 
-static void all_free(struct dev_state *v, size_t n)
+void all_free(struct dev_state *v, size_t n)
 {
 	size_t i;
 
@@ -699,40 +703,85 @@ static int block_device(const char *path, struct stat *st, uint64_t *sectors, bo
 	return EX_OK;
 }
 
+static const char *cg_root_or_default(void)
+{
+	return cgroup_root() ? cgroup_root() : "/sys/fs/cgroup";
+}
+
 /*
- * The table for @o over @device ("major:minor"), resolving each GROUP by
- * the type in @o.  EX_OK or an exit code (printed).
+ * The cgroup path a cgroup GROUP names: a systemd unit's cgroup
+ * (web.service), or a path; NULL for an id or the default group.
  */
-static int build_table(const struct setup_opts *o, const char *device, const char *default_dg,
-		       const struct ioband_table *cur, struct ioband_table *t)
+static char *group_path(const char *spec)
+{
+	char *p = cgroup_of_unit(spec);
+
+	return p ? p : cgroup_spec_path(spec, cg_root_or_default());
+}
+
+/* The note for a cgroup group given by a path that no cgroup has yet. */
+static void note_absent(const char *what, const char *path)
+{
+	note("%s: no cgroup %s yet: its group is attached when it appears%s", what, path,
+	     watch_running() ? "" : " (while ioband-setup watch runs)");
+}
+
+int build_table(const struct setup_opts *o, const char *device, const char *default_dg,
+		const struct ioband_table *cur, struct ioband_table *t,
+		struct pg_state *paths, const char *what)
 {
 	enum gtype type = o->type >= 0 ? (enum gtype)o->type : GT_NONE;
 	int64_t *ids = xmalloc(o->ngroups * sizeof(*ids));
+	char **gpath = xmalloc(o->ngroups * sizeof(*gpath));
 	char err[512];
 	size_t i;
-	int rc;
+	int rc = EX_OK;
 
-	for (i = 0; i < o->ngroups; i++) {
+	memset(paths, 0, sizeof(*paths));
+	for (i = 0; i < o->ngroups; i++)
+		gpath[i] = type == GT_CGROUP ?
+			   group_path(o->groups[i].spec) : NULL;
+	for (i = 0; i < o->ngroups && !rc; i++) {
 		if (type == GT_NONE && o->type < 0 && strcmp(o->groups[i].spec, "default") &&
 		    strcmp(o->groups[i].spec, "-1")) {
-			free(ids);
-			return errorf(EX_USAGE, "group '%s' needs a group type (--type user, gid, pid, pgrp or cgroup)",
-				      o->groups[i].spec);
-		}
-		rc = resolve_group(type, o->groups[i].spec, &ids[i]);
-		if (rc) {
-			free(ids);
-			return rc;
+			rc = errorf(EX_USAGE, "group '%s' needs a group type (--type user, gid, pid, pgrp or cgroup)",
+				    o->groups[i].spec);
+		} else if (gpath[i]) {
+			ids[i] = cgroup_id_of(gpath[i]);
+			if (!ids[i])
+				ids[i] = GROUP_ABSENT;
+		} else {
+			rc = resolve_group(type, o->groups[i].spec, &ids[i]);
 		}
 	}
-	rc = opts_to_table(o, device, default_dg, cur, ids, t, err, sizeof(err));
+	if (!rc && opts_to_table(o, device, default_dg, cur, ids, t, err, sizeof(err)))
+		rc = errorf(EX_USAGE, "%s", err);
+	for (i = 0; i < o->ngroups && !rc; i++) {
+		struct group_conf g = { .weight = DEFAULT_WEIGHT };
+		struct pg_entry *e;
+
+		if (!gpath[i])
+			continue;
+		/* checked by opts_to_table */
+		group_value_parse(o->groups[i].value, t->policy, &g, err, sizeof(err));
+		e = pg_add(paths, "", gpath[i]);
+		e->weight = g.weight;
+		e->min_kbps = g.min_kbps;
+		e->max_kbps = g.max_kbps;
+		e->id = ids[i] == GROUP_ABSENT ? 0 : ids[i];
+		if (!e->id)
+			note_absent(what, gpath[i]);
+	}
+	for (i = 0; i < o->ngroups; i++)
+		free(gpath[i]);
+	free(gpath);
 	free(ids);
 	if (rc)
-		return errorf(EX_USAGE, "%s", err);
-	return EX_OK;
+		pg_free(paths);
+	return rc;
 }
 
-static int send_message(const char *name, const char *msg)
+int send_message(const char *name, const char *msg)
 {
 	if (verbose)
 		fprintf(stderr, "ioband-setup: message to %s: %s\n", name, msg);
@@ -777,6 +826,7 @@ static int do_create(const char *name, const char *device, const struct setup_op
 {
 	struct dev_state member;
 	struct ioband_table t = { 0 };
+	struct pg_state paths = { 0 };
 	struct dm_target_line line;
 	struct stat sb;
 	uint64_t sectors;
@@ -791,7 +841,7 @@ static int do_create(const char *name, const char *device, const struct setup_op
 	rc = dry_run ? EX_OK : dg_settings(o->dg ? o->dg : name, &member);
 	if (rc)
 		return rc;
-	rc = build_table(o, devstr, name, member.name[0] ? &member.t : NULL, &t);
+	rc = build_table(o, devstr, name, member.name[0] ? &member.t : NULL, &t, &paths, what);
 	dev_state_free(&member);
 	if (rc)
 		return rc;
@@ -833,7 +883,9 @@ static int do_create(const char *name, const char *device, const struct setup_op
 	note("%s: created /dev/mapper/%s over %s (%s), device group %s, type %s, policy %s, %zu group%s attached",
 	     what, name, device, devstr, t.dg, gtype_names[t.type], policy_names[t.policy],
 	     t.ngroups, t.ngroups == 1 ? "" : "s");
+	rc = state_replace_dev(name, &paths);
 out:
+	pg_free(&paths);
 	free(params);
 	table_free(&t);
 	return rc;
@@ -875,7 +927,11 @@ static int cmd_create(int argc, char **argv)
 		rc = errorf(EX_CONFLICT, "a device named '%s' exists already", name);
 		goto out;
 	}
-	rc = do_create(name, st.pos[1], &o, name);
+	rc = state_lock();
+	if (!rc) {
+		rc = do_create(name, st.pos[1], &o, name);
+		state_unlock();
+	}
 out:
 	setup_opts_free(&o);
 	free(st.pos);
@@ -899,9 +955,14 @@ static int cmd_remove(int argc, char **argv)
 	rc = resolve_name(st.pos[0], name, sizeof(name));
 	if (rc)
 		return rc;
-	rc = load_ioband(name, &d, false);
+	rc = state_lock();
 	if (rc)
 		return rc;
+	rc = load_ioband(name, &d, false);
+	if (rc) {
+		state_unlock();
+		return rc;
+	}
 	if (d.wraps) {
 		rc = errorf(EX_CONFLICT, "'%s' is the wrapped logical volume %s: use 'ioband-setup unwrap %s'",
 			    name, d.wraps, d.wraps);
@@ -920,8 +981,9 @@ static int cmd_remove(int argc, char **argv)
 		goto out;
 	}
 	note("removed %s", name);
-	rc = EX_OK;
+	rc = state_replace_dev(name, &(struct pg_state){ 0 });
 out:
+	state_unlock();
 	dev_state_free(&d);
 	free(st.pos);
 	return rc;
@@ -1019,6 +1081,24 @@ static uint64_t dg_weight_sum(const char *dg, const struct dev_state *self, char
 	return sum;
 }
 
+struct diff_names {
+	const char *dev;
+	struct pg_state s;
+};
+
+/*
+ * Groups in show, top and apply's messages: a cgroup by the path it was
+ * given by (the state knows the paths of ids whose cgroups are gone),
+ * else by the name it has now.
+ */
+static char *diff_name(enum gtype type, int64_t id, void *ctx)
+{
+	struct diff_names *dn = ctx;
+	struct pg_entry *e = type == GT_CGROUP ? pg_find_id(&dn->s, dn->dev, id) : NULL;
+
+	return e ? xstrdup(e->path) : group_display_name(type, id, true);
+}
+
 static const struct group_conf *group_conf_of(const struct ioband_table *t, int64_t id)
 {
 	return table_find(t, id);
@@ -1030,6 +1110,8 @@ static int cmd_show(int argc, char **argv)
 	struct optstate st;
 	struct dev_state d;
 	struct ioband_status s;
+	struct diff_names dn = { 0 };
+	size_t nwait = 0;
 	char name[DM_NAME_MAX + 1], *below, *members;
 	bool json = false;
 	uint64_t wsum;
@@ -1059,6 +1141,8 @@ static int cmd_show(int argc, char **argv)
 	}
 	below = devstr_name(d.t.device);
 	wsum = dg_weight_sum(d.t.dg, &d, &members);
+	dn.dev = d.name;
+	state_load(&dn.s);
 	if (json) {
 		printf("{\"name\":");
 		json_string(stdout, d.name);
@@ -1109,7 +1193,7 @@ static int cmd_show(int argc, char **argv)
 		const struct group_conf *c = group_conf_of(&d.t, g->id);
 		bool range = d.t.policy == POL_RANGE_BW;
 		uint32_t w = c ? c->weight : 0;
-		char *gname = group_display_name(d.t.type, g->id, false);
+		char *gname = diff_name(d.t.type, g->id, &dn);
 		double share = wsum ? 100.0 * w / wsum : 0;
 		char val[32], sharebuf[16];
 
@@ -1154,8 +1238,31 @@ static int cmd_show(int argc, char **argv)
 		}
 		free(gname);
 	}
+	/* groups given by paths no cgroup has now: attached when one does */
+	if (json)
+		printf("],\"waiting\":[");
+	for (i = 0; i < dn.s.n; i++) {
+		const struct pg_entry *e = &dn.s.e[i];
+		char val[32];
+
+		if (strcmp(e->dev, d.name) || (e->id && table_find(&d.t, e->id)))
+			continue;
+		if (d.t.policy == POL_RANGE_BW)
+			snprintf(val, sizeof(val), "%u:%u", e->min_kbps, e->max_kbps);
+		else
+			snprintf(val, sizeof(val), "%u", e->weight);
+		if (json) {
+			printf("%s{\"path\":", nwait++ ? "," : "");
+			json_string(stdout, e->path);
+			printf(",\"weight\":%u,\"min_kbps\":%u,\"max_kbps\":%u}", e->weight,
+			       e->min_kbps, e->max_kbps);
+		} else {
+			printf("%-20s %-20s %10s %6s  (no cgroup yet)\n", "waiting", e->path, val, "-");
+		}
+	}
 	if (json)
 		printf("]}\n");
+	pg_free(&dn.s);
 	free(members);
 	free(below);
 	status_free(&s);
@@ -1165,22 +1272,71 @@ static int cmd_show(int argc, char **argv)
 
 /* ---- set / attach / detach ----------------------------------------------- */
 
-/* The device, its GROUP's id, for set/attach/detach. */
+/*
+ * The device, and its GROUP: its id, and for a cgroup given by path the
+ * path ("/a/b", malloc'ed, else NULL), *gid being 0 when no cgroup has
+ * that path now.  The state's lock is held on success.
+ */
 static int device_and_group(const char *namearg, const char *spec, struct dev_state *d,
-			    int64_t *gid)
+			    int64_t *gid, char **path)
 {
 	char name[DM_NAME_MAX + 1];
 	int rc;
 
+	*path = NULL;
 	rc = resolve_name(namearg, name, sizeof(name));
+	if (rc)
+		return rc;
+	rc = state_lock();
 	if (rc)
 		return rc;
 	rc = load_ioband(name, d, false);
 	if (rc)
-		return rc;
+		goto fail;
+	if (d->t.type == GT_CGROUP) {
+		*path = group_path(spec);
+		if (*path) {
+			*gid = cgroup_id_of(*path);
+			return EX_OK;
+		}
+	}
 	rc = resolve_group(d->t.type, spec, gid);
+	if (!rc)
+		return EX_OK;
+	dev_state_free(d);
+fail:
+	state_unlock();
+	return rc;
+}
+
+/*
+ * Record the value of a set or attach of cgroup group @gid (given by
+ * @path, or by id; 0 when @path has no cgroup now) in the state: a group given by path gets an entry, one given by
+ * the id of a path's cgroup has its entry changed.  @v and @is_range as
+ * from set_value_parse, @has_value false for an attach with no weight.
+ */
+static int record_value(const char *dev, const char *path, int64_t gid, bool has_value,
+			bool is_range, const struct group_conf *v)
+{
+	struct pg_state s;
+	struct pg_entry *e;
+	int rc;
+
+	rc = state_load(&s);
 	if (rc)
-		dev_state_free(d);
+		return rc;
+	e = path ? pg_add(&s, dev, path) : pg_find_id(&s, dev, gid);
+	if (e) {
+		if (is_range) {
+			e->min_kbps = v->min_kbps;
+			e->max_kbps = v->max_kbps;
+		} else if (has_value) {
+			e->weight = v->weight;
+		}
+		e->id = gid;
+		rc = state_save(&s);
+	}
+	pg_free(&s);
 	return rc;
 }
 
@@ -1190,7 +1346,7 @@ static int cmd_set_attach(int argc, char **argv, bool attach)
 	struct dev_state d;
 	struct group_conf v = { 0 };
 	bool is_range = false, attached_now = false, has_value;
-	char msg[128], err[512], *label = NULL;
+	char msg[128], err[512], *label = NULL, *path;
 	int64_t gid;
 	bool help;
 	int rc;
@@ -1213,10 +1369,26 @@ static int cmd_set_attach(int argc, char **argv, bool attach)
 		free(st.pos);
 		return usage_error("attach takes weight=W; set the range with 'set'");
 	}
-	rc = device_and_group(st.pos[0], st.pos[1], &d, &gid);
+	if (attach && !has_value)
+		v.weight = DEFAULT_WEIGHT;
+	rc = device_and_group(st.pos[0], st.pos[1], &d, &gid, &path);
 	if (rc) {
 		free(st.pos);
 		return rc;
+	}
+	if (path && !gid) {
+		struct pg_state s;
+
+		/* no cgroup has the path now: the watcher attaches it when one does */
+		rc = state_load(&s);
+		if (!rc && attach && pg_find(&s, d.name, path))
+			rc = errorf(EX_CONFLICT, "%s is already configured on %s", path, d.name);
+		pg_free(&s);
+		if (!rc)
+			rc = record_value(d.name, path, 0, true, is_range, &v);
+		if (!rc)
+			note_absent(d.name, path);
+		goto out;
 	}
 	label = group_label(st.pos[1], gid);
 	if (attach && gid == DEFAULT_GROUP) {
@@ -1277,8 +1449,11 @@ static int cmd_set_attach(int argc, char **argv, bool attach)
 		     v.weight);
 	else
 		note("%s: %s attached, weight %d", d.name, label, DEFAULT_WEIGHT);
-	rc = EX_OK;
+	rc = gid == DEFAULT_GROUP || d.t.type != GT_CGROUP ? EX_OK :
+	     record_value(d.name, path, gid, has_value || attach, is_range, &v);
 out:
+	state_unlock();
+	free(path);
 	free(label);
 	dev_state_free(&d);
 	free(st.pos);
@@ -1295,12 +1470,20 @@ static int cmd_attach(int argc, char **argv)
 	return cmd_set_attach(argc, argv, true);
 }
 
+/*
+ * Detach GROUP: its id, and for a group given by path (or by the id of a
+ * path's cgroup) its entry in the state too, with the id it was last
+ * attached under if that is another (a cgroup made again).
+ */
 static int cmd_detach(int argc, char **argv)
 {
 	struct optstate st;
 	struct dev_state d;
-	char msg[64], *label;
-	int64_t gid;
+	struct pg_state s = { 0 };
+	struct pg_entry *e = NULL;
+	char msg[64], *label = NULL, *path;
+	int64_t gid, ids[2];
+	size_t n = 0, i;
 	bool help;
 	int rc;
 
@@ -1312,25 +1495,45 @@ static int cmd_detach(int argc, char **argv)
 		free(st.pos);
 		return usage_error("expected NAME GROUP");
 	}
-	rc = device_and_group(st.pos[0], st.pos[1], &d, &gid);
+	rc = device_and_group(st.pos[0], st.pos[1], &d, &gid, &path);
 	if (rc) {
 		free(st.pos);
 		return rc;
 	}
-	label = group_label(st.pos[1], gid);
+	label = path && !gid ? xstrdup(path) : group_label(st.pos[1], gid);
 	if (gid == DEFAULT_GROUP) {
 		rc = errorf(EX_USAGE, "the default group cannot be detached");
-	} else if (!table_find(&d.t, gid)) {
+		goto out;
+	}
+	rc = state_load(&s);
+	if (rc)
+		goto out;
+	e = path ? pg_find(&s, d.name, path) :
+	    d.t.type == GT_CGROUP ? pg_find_id(&s, d.name, gid) : NULL;
+	if ((!path || gid) && table_find(&d.t, gid))
+		ids[n++] = gid;
+	if (e && e->id && e->id != gid && table_find(&d.t, e->id))
+		ids[n++] = e->id;
+	if (!n && !e) {
 		rc = errorf(EX_CONFLICT, "%s is not attached to %s", label, d.name);
-	} else {
-		snprintf(msg, sizeof(msg), "detach %lld", (long long)gid);
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		snprintf(msg, sizeof(msg), "detach %lld", (long long)ids[i]);
 		if (dmx_fault("detach") || send_message(d.name, msg)) {
 			rc = errorf(EX_FAIL, "%s: the kernel refused '%s': %s", d.name, msg, dmx_why());
-		} else {
-			note("%s: %s detached", d.name, label);
-			rc = EX_OK;
+			goto out;
 		}
 	}
+	if (e) {
+		pg_drop(&s, e);
+		rc = state_save(&s);
+	}
+	note("%s: %s detached", d.name, label);
+out:
+	state_unlock();
+	pg_free(&s);
+	free(path);
 	free(label);
 	dev_state_free(&d);
 	free(st.pos);
@@ -1359,7 +1562,7 @@ static uint64_t delta(uint64_t now, uint64_t before)
 
 static void top_report(const char *name, const struct ioband_table *t,
 		       const struct ioband_status *prev, const struct ioband_status *cur,
-		       double dt, bool json, bool tty)
+		       double dt, bool json, bool tty, struct diff_names *dn)
 {
 	uint64_t total = 0;
 	size_t i;
@@ -1403,7 +1606,7 @@ static void top_report(const char *name, const struct ioband_table *t,
 		uint64_t dr = delta(g->delayed_reads, p ? p->delayed_reads : 0);
 		uint64_t dw = delta(g->delayed_writes, p ? p->delayed_writes : 0);
 		double share = total ? (double)(rs + ws) / total : 0;
-		char *gname = group_display_name(t->type, g->id, false);
+		char *gname = diff_name(t->type, g->id, dn);
 
 		if (json) {
 			printf("%s{\"id\":%lld,\"name\":", i ? "," : "", (long long)g->id);
@@ -1461,6 +1664,7 @@ static int cmd_top(int argc, char **argv)
 	struct optstate st;
 	struct dev_state d;
 	struct ioband_status prev = { 0 }, cur = { 0 };
+	struct diff_names dn = { 0 };
 	struct timespec tprev, tnow, next;
 	char name[DM_NAME_MAX + 1], *end;
 	double interval = 1.0;
@@ -1546,7 +1750,10 @@ static int cmd_top(int argc, char **argv)
 		dt = ts_sec(&tnow) - ts_sec(&tprev);
 		if (dt <= 0)
 			dt = interval;
-		top_report(name, &d.t, &prev, &cur, dt, json, tty);
+		dn.dev = name;
+		state_load(&dn.s);
+		top_report(name, &d.t, &prev, &cur, dt, json, tty, &dn);
+		pg_free(&dn.s);
 		status_free(&prev);
 		prev = cur;
 		memset(&cur, 0, sizeof(cur));
@@ -1655,6 +1862,7 @@ static int do_wrap(struct lv_ref *lv, const struct setup_opts *o)
 {
 	struct dm_target_line *lines = NULL, ib;
 	struct ioband_table t = { 0 };
+	struct pg_state paths = { 0 };
 	struct dmx_info oinfo;
 	size_t n = 0, i;
 	char uuid[129], devstr[32], why[1024], *params = NULL;
@@ -1686,7 +1894,7 @@ static int do_wrap(struct lv_ref *lv, const struct setup_opts *o)
 	}
 	len = lines_len(lines, n);
 	/* Everything checked before anything is made: the table over a dummy. */
-	rc = build_table(o, "0:0", lv->dm, NULL, &t);
+	rc = build_table(o, "0:0", lv->dm, NULL, &t, &paths, lv->vg_lv);
 	if (rc)
 		goto out;
 	if (dmx_info(lv->orig, &oinfo)) {
@@ -1748,7 +1956,7 @@ static int do_wrap(struct lv_ref *lv, const struct setup_opts *o)
 	note("wrapped %s: %s now goes through ioband (device group %s, type %s, policy %s, %zu group%s) over %s",
 	     lv->vg_lv, lv->dm, t.dg, gtype_names[t.type], policy_names[t.policy], t.ngroups,
 	     t.ngroups == 1 ? "" : "s", lv->orig);
-	rc = EX_OK;
+	rc = state_replace_dev(lv->dm, &paths);
 	goto out;
 undo_orig:
 	if (dmx_remove(lv->orig)) {
@@ -1758,6 +1966,7 @@ undo_orig:
 	}
 	rc = errorf(EX_FAIL, "wrap %s: %s; undone, %s is unchanged", lv->vg_lv, why, lv->vg_lv);
 out:
+	pg_free(&paths);
 	free(params);
 	table_free(&t);
 	dmx_lines_free(lines, n);
@@ -1779,8 +1988,10 @@ static int cmd_wrap(int argc, char **argv)
 		rc = help_exit();
 	else if (!rc && st.npos != 1)
 		rc = usage_error("expected one VG/LV");
-	else if (!rc && !(rc = lv_lookup(st.pos[0], &lv)))
+	else if (!rc && !(rc = lv_lookup(st.pos[0], &lv)) && !(rc = state_lock())) {
 		rc = do_wrap(&lv, &o);
+		state_unlock();
+	}
 	setup_opts_free(&o);
 	free(st.pos);
 	return rc;
@@ -1846,7 +2057,7 @@ static int do_unwrap(struct lv_ref *lv)
 		goto out;
 	}
 	note("unwrapped %s", lv->vg_lv);
-	rc = EX_OK;
+	rc = state_replace_dev(lv->dm, &(struct pg_state){ 0 });
 out:
 	dmx_lines_free(ol, on);
 	dev_state_free(&d);
@@ -1866,8 +2077,10 @@ static int cmd_unwrap(int argc, char **argv)
 		return flag_opts_exit(&st, rc, help);
 	if (st.npos != 1)
 		rc = usage_error("expected one VG/LV");
-	else if (!(rc = lv_lookup(st.pos[0], &lv)))
+	else if (!(rc = lv_lookup(st.pos[0], &lv)) && !(rc = state_lock())) {
 		rc = do_unwrap(&lv);
+		state_unlock();
+	}
 	free(st.pos);
 	return rc;
 }
@@ -1879,6 +2092,7 @@ static int apply_existing(const char *label, struct dev_state *d, const struct t
 			  const char *devstr, uint64_t len)
 {
 	struct ioband_table want = { 0 };
+	struct pg_state paths = { 0 };
 	struct dm_target_line line;
 	char *diff = NULL, *params = NULL, why[1024];
 	int rc;
@@ -1891,10 +2105,17 @@ static int apply_existing(const char *label, struct dev_state *d, const struct t
 		free(a);
 		return rc;
 	}
-	rc = build_table(&e->opts, devstr, e->wrap ? d->name : e->name, &d->t, &want);
+	rc = build_table(&e->opts, devstr, e->wrap ? d->name : e->name, &d->t, &want, &paths,
+			 label);
 	if (rc)
 		return rc;
-	diff = table_diff(&d->t, &want);
+	{
+		struct diff_names dn = { .dev = d->name };
+
+		state_load(&dn.s);
+		diff = table_diff(&d->t, &want, diff_name, &dn);
+		pg_free(&dn.s);
+	}
 	if (d->len != len) {
 		char *more = xasprintf("%s%ssize %llu -> %llu sectors", diff ? diff : "",
 				       diff ? ", " : "", (unsigned long long)d->len,
@@ -1929,22 +2150,92 @@ carryover:
 		if (send_message(d->name, msg))
 			rc = errorf(EX_FAIL, "%s: setting the carryover failed: %s", label, dmx_why());
 	}
+	if (!dry_run) {
+		int r = state_replace_dev(d->name, &paths);
+
+		rc = rc ? rc : r;
+	}
 out:
+	pg_free(&paths);
 	free(params);
 	free(diff);
 	table_free(&want);
 	return rc;
 }
 
-static void wait_for(const char *path, double seconds)
+/* Is @path an ioband device (or a device of a wrapped volume)? */
+static bool is_ioband_node(const char *path)
+{
+	struct stat st;
+	struct dmx_info info;
+	struct dm_target_line *l;
+	size_t n, i;
+	bool r = false;
+
+	if (stat(path, &st) || !S_ISBLK(st.st_mode) ||
+	    dmx_info_devt(major(st.st_rdev), minor(st.st_rdev), &info) || !info.exists)
+		return false;
+	if (strstr(info.name, ORIG_SUFFIX))
+		return true;
+	if (dmx_table(info.name, false, &l, &n))
+		return false;
+	for (i = 0; i < n; i++)
+		r = r || !strcmp(l[i].type, "ioband");
+	dmx_lines_free(l, n);
+	return r;
+}
+
+/*
+ * The device with tag @tag (UUID=...), NULL when none.  An ioband device
+ * shows the filesystem of the device below it, and so its tags: ioband
+ * devices are passed over.
+ */
+static char *device_by_tag(const char *tag)
+{
+	size_t n, i;
+	char **v = devices_by_tag(tag, &n), *r = NULL;
+
+	for (i = 0; i < n; i++) {
+		if (!r && !is_ioband_node(v[i]))
+			r = v[i];
+		else
+			free(v[i]);
+	}
+	free(v);
+	return r;
+}
+
+/*
+ * The device node @dev (a path, or a tag such as UUID=...) names, waiting
+ * up to @seconds for it to appear; malloc'ed, NULL when it does not.
+ */
+static char *wait_for(const char *dev, double seconds)
 {
 	struct timespec ts = { 0, 100 * 1000 * 1000 };
 	double waited = 0;
 
-	while (access(path, F_OK) && waited < seconds) {
+	for (;;) {
+		char *path = tab_device_is_tag(dev) ? device_by_tag(dev) : xstrdup(dev);
+
+		if (path && !access(path, F_OK))
+			return path;
+		free(path);
+		if (waited >= seconds)
+			return NULL;
 		nanosleep(&ts, NULL);
 		waited += 0.1;
 	}
+}
+
+/* Is device-mapper there (its control node opens)? */
+static bool dm_available(void)
+{
+	int fd = open("/dev/mapper/control", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
 }
 
 static int apply_entry(const struct tab_entry *e, double wait_s)
@@ -1952,6 +2243,9 @@ static int apply_entry(const struct tab_entry *e, double wait_s)
 	struct dev_state d;
 	struct dmx_info info;
 	const char *label = e->name;
+	struct stat sb;
+	uint64_t sectors;
+	char devstr[32], *dev;
 	int rc;
 
 	if (e->wrap) {
@@ -1962,10 +2256,29 @@ static int apply_entry(const struct tab_entry *e, double wait_s)
 		if (wait_s > 0) {
 			char *p = xasprintf("/dev/%s", e->name);
 
-			wait_for(p, wait_s);
+			free(wait_for(p, wait_s));
 			free(p);
 		}
+		if (dry_run && !dm_available()) {
+			struct ioband_table t = { 0 };
+			struct pg_state paths;
+			char dm[DM_NAME_MAX + 1], err[256];
+
+			/* checked by tab_parse_line */
+			lv_dm_name(e->name, dm, sizeof(dm), err, sizeof(err));
+			rc = build_table(&e->opts, "0:0", dm, NULL, &t, &paths, label);
+			pg_free(&paths);
+			table_free(&t);
+			if (!rc)
+				note("%s: would wrap, unless it is wrapped already (device-mapper is not available to tell)",
+				     label);
+			return rc;
+		}
 		rc = lv_lookup(e->name, &lv);
+		if (rc == EX_NOTFOUND && e->nofail) {
+			note("%s: no such logical volume: passed over (nofail)", label);
+			return EX_OK;
+		}
 		if (rc)
 			return rc;
 		rc = load_ioband(lv.dm, &d, true);
@@ -1973,7 +2286,10 @@ static int apply_entry(const struct tab_entry *e, double wait_s)
 			struct ioband_table t = { 0 };
 
 			if (dry_run) {
-				rc = build_table(&e->opts, "0:0", lv.dm, NULL, &t);
+				struct pg_state paths;
+
+				rc = build_table(&e->opts, "0:0", lv.dm, NULL, &t, &paths, label);
+				pg_free(&paths);
 				table_free(&t);
 				if (!rc)
 					note("%s: would wrap", label);
@@ -1993,27 +2309,38 @@ static int apply_entry(const struct tab_entry *e, double wait_s)
 		return rc;
 	}
 
-	if (wait_s > 0)
-		wait_for(e->device, wait_s);
-	if (dmx_info(e->name, &info))
-		return errorf(EX_FAIL, "%s: %s", label, dmx_why());
-	if (!info.exists)
-		return do_create(e->name, e->device, &e->opts, label);
+	dev = wait_for(e->device, wait_s);
+	if (!dev) {
+		if (e->nofail) {
+			note("%s: %s does not exist: passed over (nofail)", label, e->device);
+			return EX_OK;
+		}
+		return errorf(EX_NOTFOUND, "%s: %s", e->device, tab_device_is_tag(e->device) ?
+			      "no device has it" : strerror(ENOENT));
+	}
+	if (dmx_info(e->name, &info)) {
+		if (!dry_run || dm_available()) {
+			rc = errorf(EX_FAIL, "%s: %s", label, dmx_why());
+			goto out;
+		}
+		/* a dry run where device-mapper is not: as if there were no devices */
+		info.exists = false;
+	}
+	if (!info.exists) {
+		rc = do_create(e->name, dev, &e->opts, label);
+		goto out;
+	}
 	rc = load_ioband(e->name, &d, false);
 	if (rc)
-		return rc;
-	{
-		struct stat sb;
-		uint64_t sectors;
-		char devstr[32];
-
-		rc = block_device(e->device, &sb, &sectors, false);
-		if (!rc) {
-			snprintf(devstr, sizeof(devstr), "%u:%u", major(sb.st_rdev), minor(sb.st_rdev));
-			rc = apply_existing(label, &d, e, devstr, sectors);
-		}
+		goto out;
+	rc = block_device(dev, &sb, &sectors, false);
+	if (!rc) {
+		snprintf(devstr, sizeof(devstr), "%u:%u", major(sb.st_rdev), minor(sb.st_rdev));
+		rc = apply_existing(label, &d, e, devstr, sectors);
 	}
 	dev_state_free(&d);
+out:
+	free(dev);
 	return rc;
 }
 
@@ -2100,7 +2427,12 @@ static int cmd_apply(int argc, char **argv)
 		int r;
 
 		snprintf(err_ctx, sizeof(err_ctx), "%s:%d", file, ents[i].lineno);
-		r = apply_entry(&ents[i], wait_s);
+		r = dry_run ? EX_OK : state_lock();
+		if (!r) {
+			r = apply_entry(&ents[i], wait_s);
+			if (!dry_run)
+				state_unlock();
+		}
 		err_ctx[0] = '\0';
 
 		if (r == EX_HALFDONE || (r && !rc))
@@ -2137,7 +2469,9 @@ static const struct {
 	{ "create", cmd_create }, { "remove", cmd_remove }, { "list", cmd_list },
 	{ "show", cmd_show }, { "set", cmd_set }, { "attach", cmd_attach },
 	{ "detach", cmd_detach }, { "top", cmd_top }, { "wrap", cmd_wrap },
-	{ "unwrap", cmd_unwrap }, { "apply", cmd_apply }, { "help", cmd_help },
+	{ "unwrap", cmd_unwrap }, { "apply", cmd_apply }, { "save", cmd_save },
+	{ "watch", cmd_watch },
+	{ "help", cmd_help },
 };
 
 int main(int argc, char **argv)

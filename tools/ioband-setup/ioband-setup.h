@@ -75,11 +75,18 @@ int table_parse(const char *params, struct ioband_table *t, char *err, size_t er
 char *table_format(const struct ioband_table *t);
 const struct group_conf *table_find(const struct ioband_table *t, int64_t id);
 /*
+ * A readable name for group @id of a device of type @type (a path, a
+ * user name...), malloc'ed, or NULL when there is none.
+ */
+typedef char *(*diff_namer)(enum gtype type, int64_t id, void *ctx);
+/*
  * What differs between two tables of one device, ignoring the device
  * below (compared by the caller) and the order of the groups: a
  * malloc'ed, comma-separated description, or NULL when they are equal.
+ * Groups are named "NAME (id N)" by @name (may be NULL), else by id.
  */
-char *table_diff(const struct ioband_table *cur, const struct ioband_table *want);
+char *table_diff(const struct ioband_table *cur, const struct ioband_table *want,
+		 diff_namer name, void *ctx);
 
 /* One group's counters from the status line. */
 struct group_stats {
@@ -160,10 +167,11 @@ int lv_dm_name(const char *vg_lv, char *out, size_t outlen, char *err, size_t er
  * /etc/iobandtab.  One device a line:
  *     <name> <device> [<options>]
  * '#' starts a comment; fields are separated by blanks; \040-style octal
- * escapes write a blank inside a field.  <device> "wrap" makes <name> a
- * VG/LV to wrap.  <options>, comma-separated:
+ * escapes write a blank inside a field.  <device> is a path, UUID=, LABEL=,
+ * PARTUUID= or PARTLABEL=; "wrap" makes <name> a VG/LV to wrap.  <options>,
+ * comma-separated:
  *     device-group=ID type=T policy=P weight=W io-throttle=N io-limit=N
- *     token-base=N carryover=N group=SPEC=VALUE (repeatable)
+ *     token-base=N carryover=N group=SPEC=VALUE (repeatable) nofail
  * or "-" for none.
  */
 struct tab_group {
@@ -192,7 +200,7 @@ int setup_opts_set(struct setup_opts *o, const char *key, const char *val,
 
 /*
  * The table for a device from @o: @ids holds the resolved ids of
- * o->groups, in order; @device is "major:minor"; @default_dg names the
+ * o->groups, in order (GROUP_ABSENT: checked, but left out); @device is "major:minor"; @default_dg names the
  * device group when o->dg does not.  Device group settings not given are
  * taken from @cur (the table in force, or NULL), else the kernel's
  * defaults, written out (io_limit 128, token_base 256).
@@ -206,16 +214,92 @@ struct tab_entry {
 	char *name;
 	char *device;
 	bool wrap;		/* <device> was "wrap": name is VG/LV */
+	bool nofail;		/* a missing device is passed over, not a failure */
 	char *strings;		/* storage for the option strings */
 	struct setup_opts opts;
 };
 
 void tab_entry_free(struct tab_entry *e);
+/* Is @s a device given by tag (UUID=, LABEL=, PARTUUID=, PARTLABEL=)? */
+bool tab_device_is_tag(const char *s);
 /*
  * Parse one line.  Returns 1 with *e filled, 0 for a blank or comment
  * line, -1 with err filled.
  */
 int tab_parse_line(const char *line, int lineno, struct tab_entry *e, char *err, size_t errlen);
+
+/* Decode iobandtab's \ooo escapes (and \\) in place; -1 on a malformed one. */
+int tab_unescape(char *s);
+/* Write @s as one iobandtab field: blanks, '#', '\\' and control characters as \ooo. */
+void tab_put_field(FILE *f, const char *s);
+
+/*
+ * Cgroup groups by path (pathgroups.c).  The state file (/run/ioband/groups,
+ * written by the commands, followed by 'ioband-setup watch') holds one entry
+ * per device and cgroup path: the settings, and the id the group was last
+ * attached under (0: none).
+ */
+#define GROUP_ABSENT	INT64_MIN	/* opts_to_table: a group left out (its cgroup does not exist yet) */
+#define PG_MSG_LEN	96
+#define PG_MAX_MSGS	4
+
+struct pg_entry {
+	char *dev;		/* device-mapper name */
+	char *path;		/* from the cgroup2 root, with a leading '/': "/system.slice/web.service" */
+	uint32_t weight, min_kbps, max_kbps;
+	int64_t id;
+	uint32_t ioweight;	/* the cgroup's io.weight for the device, last seen (0: never) */
+};
+
+struct pg_state {
+	size_t n;
+	struct pg_entry *e;
+};
+
+/*
+ * The cgroup path GROUP names, "/a/b" (malloc'ed), or NULL when GROUP is a
+ * cgroup id or the default group.  @root is the cgroup2 mount point.
+ */
+char *cgroup_spec_path(const char *spec, const char *root);
+/*
+ * Where systemd puts the cgroup of unit @unit (web.service, a-b.slice...)
+ * when nothing says otherwise: /system.slice/web.service,
+ * /a.slice/a-b.slice; malloc'ed.  NULL when @unit is not a unit name.
+ */
+char *unit_default_path(const char *unit);
+void pg_free(struct pg_state *s);
+struct pg_entry *pg_find(const struct pg_state *s, const char *dev, const char *path);
+struct pg_entry *pg_find_id(const struct pg_state *s, const char *dev, int64_t id);
+/* The entry of @dev and @path, added (weight 100, no range, id 0) when there is none. */
+struct pg_entry *pg_add(struct pg_state *s, const char *dev, const char *path);
+/* Remove @e; the others keep their order. */
+void pg_drop(struct pg_state *s, struct pg_entry *e);
+void pg_write(FILE *f, const struct pg_state *s);
+/* Add one line's entry: 1, 0 for a blank or comment line, -1 with err filled. */
+int pg_parse_line(struct pg_state *s, const char *line, int lineno, char *err, size_t errlen);
+/*
+ * Reconcile @e with device table @t, the path's cgroup having id @cur now
+ * (0: it does not exist): the messages to send, in order, into @msgs
+ * (PG_MAX_MSGS of them at most), and their number.  A stale id (the one
+ * last attached, when the path's id is another now) is detached, the
+ * current one attached and given the entry's settings; e->id becomes @cur.
+ */
+size_t pg_plan(struct pg_entry *e, const struct ioband_table *t, int64_t cur,
+	       char (*msgs)[PG_MSG_LEN]);
+/*
+ * The weight a cgroup's io.weight file (@text: "default W" and "MAJ:MIN W"
+ * lines) gives device @devt ("MAJ:MIN"): its own line, else the default;
+ * 0 when the text has neither.
+ */
+uint32_t ioweight_parse(const char *text, const char *devt);
+/*
+ * Follow io.weight: the entry's weight becomes @w (io.weight and ioband
+ * weights are both 1 to 10000, default 100, and map one to one) when it
+ * changed since last seen, or at first sight when it is not the default
+ * (IOWeight= given); otherwise the entry's own weight stays.  Returns
+ * true when the weight changed.
+ */
+bool pg_follow_ioweight(struct pg_entry *e, uint32_t w);
 
 /* JSON */
 void json_string(FILE *f, const char *s);

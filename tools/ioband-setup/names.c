@@ -4,6 +4,7 @@
  * through getpwnam/getpwuid and getgrnam/getgrgid; cgroups through the
  * cgroup2 mount (a cgroup's id is the inode number of its directory).
  */
+#include <blkid/blkid.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -90,6 +91,43 @@ static int sys_cgroup_by_path(const char *rel, int64_t *id)
 	}
 	free(path);
 	return r;
+}
+
+int64_t cgroup_id_of(const char *path)
+{
+	int64_t id;
+
+	return sys_cgroup_by_path(path + 1, &id) ? 0 : id;
+}
+
+char **devices_by_tag(const char *tag, size_t *n)
+{
+	blkid_cache cache;
+	blkid_dev_iterate it;
+	blkid_dev dev;
+	char *name = NULL, *value = NULL, **v = NULL;
+
+	*n = 0;
+	if (blkid_parse_tag_string(tag, &name, &value))
+		return NULL;
+	/* no cache file: what is on the devices now */
+	if (blkid_get_cache(&cache, "/dev/null") == 0) {
+		blkid_probe_all(cache);
+		it = blkid_dev_iterate_begin(cache);
+		blkid_dev_set_search(it, name, value);
+		while (blkid_dev_next(it, &dev) == 0) {
+			dev = blkid_verify(cache, dev);
+			if (!dev)
+				continue;
+			v = xrealloc(v, (*n + 1) * sizeof(*v));
+			v[(*n)++] = xstrdup(blkid_dev_devname(dev));
+		}
+		blkid_dev_iterate_end(it);
+		blkid_put_cache(cache);
+	}
+	free(name);
+	free(value);
+	return v;
 }
 
 void sys_resolver(struct resolver *r)
@@ -199,6 +237,33 @@ const char *cgroup_path_of(int64_t id, bool rewalk)
 		rewalk = false;
 	}
 	return NULL;
+}
+
+char *cgroup_of_unit(const char *unit)
+{
+	char *def = unit_default_path(unit), *found = NULL;
+	size_t i, n = strlen(unit);
+
+	if (!def)
+		return NULL;
+	names_refresh();
+	cg_ensure();
+	for (i = 0; i < cg_n; i++) {
+		const char *p = cg_map[i].path;
+		size_t l = strlen(p);
+
+		if (!strcmp(p, def)) {
+			found = cg_map[i].path;
+			break;
+		}
+		if (!found && l > n && p[l - n - 1] == '/' && !strcmp(p + l - n, unit))
+			found = cg_map[i].path;
+	}
+	if (found) {
+		free(def);
+		return xstrdup(found);
+	}
+	return def;
 }
 
 static char *comm_of(int64_t pid)

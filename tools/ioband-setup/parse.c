@@ -426,10 +426,21 @@ static bool value_eq(enum policy pol, const struct group_conf *a, const struct g
 	return a->weight == b->weight;
 }
 
-char *table_diff(const struct ioband_table *cur, const struct ioband_table *want)
+/* "NAME (id N)", or "N" when @name has none for it; malloc'ed. */
+static char *group_ref(diff_namer name, void *ctx, enum gtype type, int64_t id)
+{
+	char *n = name ? name(type, id, ctx) : NULL, *r;
+
+	r = n ? xasprintf("%s (id %lld)", n, (long long)id) : xasprintf("%lld", (long long)id);
+	free(n);
+	return r;
+}
+
+char *table_diff(const struct ioband_table *cur, const struct ioband_table *want,
+		 diff_namer name, void *ctx)
 {
 	size_t len = 0, cap = 128, i;
-	char *buf = xmalloc(cap);
+	char *buf = xmalloc(cap), *ref;
 	const char *sep = "";
 
 	buf[0] = '\0';
@@ -460,19 +471,24 @@ char *table_diff(const struct ioband_table *cur, const struct ioband_table *want
 		const struct group_conf *w = &want->groups[i];
 		const struct group_conf *c = table_find(cur, w->id);
 
+		ref = group_ref(name, ctx, want->type, w->id);
 		if (!c)
-			DIFF("attach %lld", (long long)w->id);
+			DIFF("attach %s", ref);
 		else if (kind || !value_eq(want->policy, c, w)) {
 			if (want->policy == POL_RANGE_BW)
-				DIFF("group %lld %u:%u", (long long)w->id, w->min_kbps, w->max_kbps);
+				DIFF("group %s %u:%u", ref, w->min_kbps, w->max_kbps);
 			else
-				DIFF("group %lld weight %u -> %u", (long long)w->id,
-				     c->weight, w->weight);
+				DIFF("group %s weight %u -> %u", ref, c->weight, w->weight);
 		}
+		free(ref);
 	}
-	for (i = 0; i < cur->ngroups; i++)
-		if (!table_find(want, cur->groups[i].id))
-			DIFF("detach %lld", (long long)cur->groups[i].id);
+	for (i = 0; i < cur->ngroups; i++) {
+		if (table_find(want, cur->groups[i].id))
+			continue;
+		ref = group_ref(name, ctx, cur->type, cur->groups[i].id);
+		DIFF("detach %s", ref);
+		free(ref);
+	}
 #undef DIFF
 	if (!len) {
 		free(buf);
@@ -702,10 +718,7 @@ int group_spec_resolve(enum gtype type, const char *spec, const struct resolver 
 		return 0;
 	case GT_CGROUP: {
 		const char *root = r->cgroup_root ? r->cgroup_root : "/sys/fs/cgroup";
-		size_t rl = strlen(root);
-		const char *rel;
 		char *path;
-		size_t n;
 		int rc;
 
 		if (all_digits(spec)) {
@@ -717,19 +730,11 @@ int group_spec_resolve(enum gtype type, const char *spec, const struct resolver 
 			*id = v;
 			return 0;
 		}
-		if (!strncmp(spec, root, rl) && (spec[rl] == '/' || !spec[rl]))
-			rel = spec + rl;
-		else
-			rel = spec;
-		while (*rel == '/')
-			rel++;
-		path = xstrdup(rel);
-		n = strlen(path);
-		while (n && path[n - 1] == '/')
-			path[--n] = '\0';
-		rc = r->cgroup_by_path(path, id);
+		path = cgroup_spec_path(spec, root);
+		rc = r->cgroup_by_path(path + 1, id);
 		if (rc) {
-			ERR("no cgroup '%s' (looked for %s/%s)", spec, root, path);
+			ERR("no cgroup '%s' (looked for %s%s)", spec, root,
+			    strcmp(path, "/") ? path : "");
 			free(path);
 			return EX_NOTFOUND;
 		}
@@ -944,6 +949,8 @@ int opts_to_table(const struct setup_opts *o, const char *device, const char *de
 			ERR("group %s: %s", o->groups[i].spec, why);
 			goto bad;
 		}
+		if (g.id == GROUP_ABSENT)
+			continue;
 		if (g.id == DEFAULT_GROUP) {
 			if (have_def) {
 				ERR("the default group is given twice");
@@ -986,8 +993,30 @@ void tab_entry_free(struct tab_entry *e)
 	memset(e, 0, sizeof(*e));
 }
 
-/* Decode \ooo escapes in place; -1 on a malformed one. */
-static int unescape(char *s)
+void tab_put_field(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c <= ' ' || c == '#' || c == '\\' || c == 0x7f)
+			fprintf(f, "\\%03o", c);
+		else
+			fputc(c, f);
+	}
+}
+
+bool tab_device_is_tag(const char *s)
+{
+	static const char *const tags[] = { "UUID=", "LABEL=", "PARTUUID=", "PARTLABEL=" };
+	size_t i;
+
+	for (i = 0; i < sizeof(tags) / sizeof(tags[0]); i++)
+		if (!strncmp(s, tags[i], strlen(tags[i])) && s[strlen(tags[i])])
+			return true;
+	return false;
+}
+
+int tab_unescape(char *s)
 {
 	char *d = s;
 
@@ -1035,7 +1064,7 @@ int tab_parse_line(const char *line, int lineno, struct tab_entry *e, char *err,
 		goto out;
 	}
 	for (i = 0; i < argc; i++) {
-		if (unescape(argv[i])) {
+		if (tab_unescape(argv[i])) {
 			ERR("line %d: bad escape in '%s' (write \\ooo octal, e.g. \\040 for a blank)",
 			    lineno, argv[i]);
 			goto out;
@@ -1057,9 +1086,9 @@ int tab_parse_line(const char *line, int lineno, struct tab_entry *e, char *err,
 			    lineno, e->name, DM_NAME_MAX);
 			goto out;
 		}
-		if (e->device[0] != '/') {
-			ERR("line %d: device '%s' must be an absolute path (or 'wrap')", lineno,
-			    e->device);
+		if (e->device[0] != '/' && !tab_device_is_tag(e->device)) {
+			ERR("line %d: device '%s' must be an absolute path, UUID=, LABEL=, PARTUUID= or PARTLABEL= (or 'wrap')",
+			    lineno, e->device);
 			goto out;
 		}
 	}
@@ -1069,6 +1098,10 @@ int tab_parse_line(const char *line, int lineno, struct tab_entry *e, char *err,
 		     tok = strtok_r(NULL, ",", &save)) {
 			char *eq = strchr(tok, '='), why[256];
 
+			if (!strcmp(tok, "nofail")) {
+				e->nofail = true;
+				continue;
+			}
 			if (!eq || eq == tok) {
 				ERR("line %d: option '%s' must be KEY=VALUE", lineno, tok);
 				goto out;

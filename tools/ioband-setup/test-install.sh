@@ -5,7 +5,7 @@
 # into staging roots, checked file by file: the modules in
 # /lib/modules/<release>/extra (built for that release; no depmod with
 # DESTDIR), the tool, its man page, the systemd unit naming the installed
-# tool, the bash completion; modes and contents; with PREFIX=/usr too;
+# tool (and the watcher's unit), the bash completion; modes and contents; with PREFIX=/usr too;
 # uninstall leaves nothing.  Ends with "N passed, N failed".
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -41,6 +41,7 @@ check_root() { # DIR SBINDIR MANDIR UNITDIR COMPLETIONDIR
 ${comp#/}/ioband-setup 644
 ${man#/}/man8/ioband-setup.8 644
 ${sbin#/}/ioband-setup 755
+${unit#/}/ioband-setup-watch.service 644
 ${unit#/}/ioband-setup.service 644
 lib/modules/$kver/extra/dm-ioband-policy.ko 644
 lib/modules/$kver/extra/dm-ioband.ko 644
@@ -69,14 +70,18 @@ EOF2
 		"complete -F _ioband_setup ioband-setup" "the completion loads"
 	expect_eq "$(grep '^ExecStart=' "$d$unit/ioband-setup.service")" \
 		"ExecStart=$sbin/ioband-setup apply --wait 30 /etc/iobandtab" "the unit's ExecStart"
-	expect_eq "$(grep -c '@' "$d$unit/ioband-setup.service")" 0 "placeholders left in the unit"
-	if command -v systemd-analyze >/dev/null; then
-		# the unit names the tool where it runs, not in the staging root
-		sed "s|$sbin/ioband-setup|$d$sbin/ioband-setup|" "$d$unit/ioband-setup.service" \
-			>"$tmp/ioband-setup.service"
-		systemd-analyze verify --man=no "$tmp/ioband-setup.service" >"$tmp/verify.log" 2>&1 &&
-			ok || bad "systemd-analyze verify: $(cat "$tmp/verify.log")"
-	fi
+	expect_eq "$(grep '^ExecStart=' "$d$unit/ioband-setup-watch.service")" \
+		"ExecStart=$sbin/ioband-setup watch" "the watch unit's ExecStart"
+	for u in ioband-setup ioband-setup-watch; do
+		expect_eq "$(grep -c '@' "$d$unit/$u.service")" 0 "placeholders left in $u.service"
+		if command -v systemd-analyze >/dev/null; then
+			# the unit names the tool where it runs, not in the staging root
+			sed "s|$sbin/ioband-setup|$d$sbin/ioband-setup|" "$d$unit/$u.service" \
+				>"$tmp/$u.service"
+			systemd-analyze verify --man=no "$tmp/$u.service" >"$tmp/verify.log" 2>&1 &&
+				ok || bad "systemd-analyze verify $u.service: $(cat "$tmp/verify.log")"
+		fi
+	done
 }
 
 # ---- the default PREFIX (/usr/local) ---------------------------------------------------

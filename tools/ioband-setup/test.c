@@ -48,6 +48,14 @@ static int fake_cgroup(const char *path, int64_t *id)
 	return -1;
 }
 
+static char *fake_namer(enum gtype type, int64_t id, void *ctx)
+{
+	(void)ctx;
+	if (type != GT_CGROUP)
+		return NULL;
+	return id == 1000 ? xstrdup("/web") : id == 7 ? xstrdup("/gone") : NULL;
+}
+
 static const struct resolver fake = {
 	fake_user, fake_group, fake_cgroup, "/sys/fs/cgroup",
 };
@@ -233,17 +241,21 @@ static void test_tables(void)
 	/* diffs */
 	CHECK(!table_parse("8:16 data 0 128 cgroup weight 256 :100 7:5 1000:400", &u, err,
 			   sizeof(err)), "parse reordered");
-	d = table_diff(&t, &u);
+	d = table_diff(&t, &u, NULL, NULL);
 	CHECK(!d, "order does not matter: %s", d ? d : "");
 	free(d);
 	table_free(&u);
 	CHECK(!table_parse("8:16 data2 4 64 cgroup weight-iosize 512 :50 1000:300 9:1", &u, err,
 			   sizeof(err)), "parse other");
-	d = table_diff(&t, &u);
+	d = table_diff(&t, &u, NULL, NULL);
 	CHECK(d && !strcmp(d, "device group data -> data2, policy weight -> weight-iosize, "
 			     "io_throttle 0 -> 4, io_limit 128 -> 64, token_base 256 -> 512, "
 			     "default weight 100 -> 50, group 1000 weight 400 -> 300, attach 9, detach 7"),
 	      "diff: %s", d ? d : "(none)");
+	free(d);
+	d = table_diff(&t, &u, fake_namer, NULL);
+	CHECK(d && strstr(d, ", group /web (id 1000) weight 400 -> 300, attach 9, detach /gone (id 7)"),
+	      "diff with names: %s", d ? d : "(none)");
 	free(d);
 	table_free(&u);
 	table_free(&t);
@@ -401,6 +413,21 @@ static void test_tab(void)
 	      strstr(err, "bad escape"), "%s", err);
 	CHECK(tab_parse_line("d /dev/sdb speed=5", 17, &e, err, sizeof(err)) < 0 &&
 	      strstr(err, "unknown option 'speed'"), "%s", err);
+
+	/* devices by tag; nofail */
+	CHECK(tab_parse_line("d UUID=1b2c-3d type=cgroup,nofail,group=web=5", 18, &e, err,
+			     sizeof(err)) == 1 && e.nofail && !strcmp(e.device, "UUID=1b2c-3d") &&
+	      e.opts.ngroups == 1, "tag and nofail: %s", err);
+	tab_entry_free(&e);
+	CHECK(tab_parse_line("d LABEL=my\\040data", 19, &e, err, sizeof(err)) == 1 && !e.nofail &&
+	      !strcmp(e.device, "LABEL=my data"), "label: %s", err);
+	tab_entry_free(&e);
+	CHECK(tab_device_is_tag("PARTUUID=x") && tab_device_is_tag("PARTLABEL=x") &&
+	      !tab_device_is_tag("UUID=") && !tab_device_is_tag("uuid=x") &&
+	      !tab_device_is_tag("/dev/sdb"), "tags");
+	CHECK(tab_parse_line("d FOO=x", 20, &e, err, sizeof(err)) < 0 &&
+	      strstr(err, "line 20: device 'FOO=x' must be an absolute path, UUID="), "%s", err);
+	CHECK(tab_parse_line("d UUID=", 21, &e, err, sizeof(err)) < 0, "empty UUID");
 }
 
 static void test_names(void)
@@ -435,6 +462,140 @@ static void test_names(void)
 	}
 }
 
+/* ---- cgroup groups by path (pathgroups.c) --------------------------------- */
+
+static void plan_is(struct pg_entry *e, const char *table, int64_t cur, const char *want,
+		    int64_t want_id)
+{
+	struct ioband_table t;
+	char msgs[PG_MAX_MSGS][PG_MSG_LEN], got[512] = "", err[256];
+	size_t n, i, len = 0;
+
+	CHECK(!table_parse(table, &t, err, sizeof(err)), "table '%s': %s", table, err);
+	n = pg_plan(e, &t, cur, msgs);
+	for (i = 0; i < n; i++)
+		len += snprintf(got + len, sizeof(got) - len, "%s%s", i ? ", " : "", msgs[i]);
+	CHECK(!strcmp(got, want) && e->id == want_id, "plan over '%s' cur %lld: '%s' id %lld (want '%s' id %lld)",
+	      table, (long long)cur, got, (long long)e->id, want, (long long)want_id);
+	table_free(&t);
+}
+
+/* @p (malloc'ed, freed here) is @want */
+static void path_is(char *p, const char *want)
+{
+	CHECK(p && !strcmp(p, want), "'%s', want '%s'", p ? p : "(null)", want);
+	free(p);
+}
+
+static void test_pathgroups(void)
+{
+	struct pg_state s = { 0 };
+	struct pg_entry *e;
+	char *buf = NULL, err[256];
+	size_t len = 0;
+	FILE *f;
+
+	path_is(cgroup_spec_path("/sys/fs/cgroup/system.slice/web.service/", "/sys/fs/cgroup"),
+		"/system.slice/web.service");
+	path_is(cgroup_spec_path("web", "/sys/fs/cgroup"), "/web");
+	path_is(cgroup_spec_path("//", "/sys/fs/cgroup"), "/");
+	path_is(cgroup_spec_path("/sys/fs/cgroupx", "/sys/fs/cgroup"), "/sys/fs/cgroupx");
+	CHECK(!cgroup_spec_path("1234", "/sys/fs/cgroup") && !cgroup_spec_path("default", "/x") &&
+	      !cgroup_spec_path("-1", "/x") && !cgroup_spec_path("", "/x"), "ids and default are not paths");
+
+	/* systemd units */
+	path_is(unit_default_path("web.service"), "/system.slice/web.service");
+	path_is(unit_default_path("a-b-c.slice"), "/a.slice/a-b.slice/a-b-c.slice");
+	path_is(unit_default_path("batch.slice"), "/batch.slice");
+	path_is(unit_default_path("-.slice"), "/");
+	path_is(unit_default_path("session-3.scope"), "/system.slice/session-3.scope");
+	CHECK(!unit_default_path("web") && !unit_default_path("system.slice/web.service") &&
+	      !unit_default_path(".service") && !unit_default_path("web.services"), "not units");
+
+	/* a group by path: attached with its settings, then its cgroup made again */
+	e = pg_add(&s, "c", "/web");
+	e->weight = 300;
+	plan_is(e, "1:1 c 0 128 cgroup weight 256 :100", 500, "attach 500, weight 500:300", 500);
+	plan_is(e, "1:1 c 0 128 cgroup weight 256 :100 500:300", 500, "", 500);
+	plan_is(e, "1:1 c 0 128 cgroup weight 256 :100 500:300", 0, "detach 500", 0);
+	plan_is(e, "1:1 c 0 128 cgroup weight 256 :100 500:300", 0, "", 0);
+	e->id = 500;
+	plan_is(e, "1:1 c 0 128 cgroup weight 256 :100 500:300", 501,
+		"detach 500, attach 501, weight 501:300", 501);
+	/* a stale id detached already by hand; a weight changed behind our back */
+	e->id = 500;
+	plan_is(e, "1:1 c 0 128 cgroup weight 256 :100 501:7", 501, "weight 501:300, range-bw 501:0:0", 501);
+	/* range-bw: the range is what the table shows */
+	e->min_kbps = 100;
+	e->max_kbps = 2048;
+	plan_is(e, "1:1 c 0 128 cgroup range-bw 256 :0:0 501:100:2048", 501, "", 501);
+	plan_is(e, "1:1 c 0 128 cgroup range-bw 256 :0:0", 501,
+		"attach 501, weight 501:300, range-bw 501:100:2048", 501);
+	e->weight = DEFAULT_WEIGHT;
+	e->min_kbps = e->max_kbps = 0;
+	plan_is(e, "1:1 c 0 128 cgroup weight 256 :100", 9, "attach 9", 9);
+
+	/* the state file: written, read back the same; escapes; errors */
+	e = pg_add(&s, "d", "/a b#\\c");
+	e->weight = 5;
+	e->min_kbps = 1;
+	e->max_kbps = 2;
+	e->id = 77;
+	CHECK(pg_add(&s, "d", "/a b#\\c") == e && s.n == 2, "pg_add finds the entry");
+	f = open_memstream(&buf, &len);
+	pg_write(f, &s);
+	fclose(f);
+	CHECK(strstr(buf, "\nc /web 100 0 0 9 0\nd /a\\040b\\043\\134c 5 1 2 77 0\n"), "%s", buf);
+	{
+		struct pg_state r = { 0 };
+		char *line, *save = NULL;
+		int n = 0, bad = 0;
+
+		for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+			bad += pg_parse_line(&r, line, ++n, err, sizeof(err)) < 0;
+		e = pg_find(&r, "d", "/a b#\\c");
+		CHECK(!bad && r.n == 2 && e && e->weight == 5 && e->min_kbps == 1 && e->max_kbps == 2 &&
+		      e->id == 77 && pg_find_id(&r, "c", 9), "read back: %zu entries", r.n);
+		CHECK(pg_parse_line(&r, "c /web 100 0 0 9 0", 9, err, sizeof(err)) < 0 &&
+		      strstr(err, "given twice"), "%s", err);
+		CHECK(pg_parse_line(&r, "c web 100 0 0 9 0", 9, err, sizeof(err)) < 0, "relative path");
+		CHECK(pg_parse_line(&r, "c /x 0 0 0 9 0", 9, err, sizeof(err)) < 0, "weight 0");
+		CHECK(pg_parse_line(&r, "c /x 1 5 4 9 0", 9, err, sizeof(err)) < 0, "min above max");
+		CHECK(pg_parse_line(&r, "c /x 1 0 0 9 10001", 9, err, sizeof(err)) < 0, "io.weight");
+		CHECK(pg_parse_line(&r, "c /x 1 0 0 9", 9, err, sizeof(err)) < 0 &&
+		      strstr(err, "expected 7 fields"), "%s", err);
+		CHECK(pg_parse_line(&r, "  # note", 9, err, sizeof(err)) == 0, "comment");
+		pg_add(&r, "e", "/z");
+		pg_drop(&r, pg_find(&r, "c", "/web"));
+		CHECK(r.n == 2 && !pg_find(&r, "c", "/web") && r.e[0].id == 77 &&
+		      !strcmp(r.e[1].path, "/z"), "drop keeps the order");
+		pg_free(&r);
+	}
+	free(buf);
+	pg_free(&s);
+
+	/* io.weight */
+	CHECK(ioweight_parse("default 100\n", "253:3") == 100, "default");
+	CHECK(ioweight_parse("default 250\n253:3 40\n8:0 7\n", "253:3") == 40, "per device");
+	CHECK(ioweight_parse("default 250\n8:0 7\n", "253:3") == 250, "another device's");
+	CHECK(ioweight_parse("", "253:3") == 0 && ioweight_parse("default 0\n", "1:1") == 0 &&
+	      ioweight_parse("default 10001\n", "1:1") == 0, "none");
+	{
+		struct pg_entry e = { .weight = 400 };
+
+		CHECK(!pg_follow_ioweight(&e, 100) && e.weight == 400 && e.ioweight == 100,
+		      "first sight of the default: the configured weight stays");
+		CHECK(!pg_follow_ioweight(&e, 100) && e.weight == 400, "unchanged");
+		CHECK(pg_follow_ioweight(&e, 700) && e.weight == 700 && e.ioweight == 700, "changed");
+		e.weight = 50;	/* set by hand since */
+		CHECK(!pg_follow_ioweight(&e, 700) && e.weight == 50, "set by hand stays");
+		CHECK(!pg_follow_ioweight(&e, 0) && e.ioweight == 700, "no io.weight file");
+		CHECK(pg_follow_ioweight(&e, 100) && e.weight == 100, "back to the default");
+		e = (struct pg_entry){ .weight = 400 };
+		CHECK(pg_follow_ioweight(&e, 600) && e.weight == 600, "IOWeight= at first sight");
+	}
+}
+
 static void test_json(void)
 {
 	char *buf = NULL;
@@ -455,6 +616,7 @@ int main(void)
 	test_opts_to_table();
 	test_tab();
 	test_names();
+	test_pathgroups();
 	test_json();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

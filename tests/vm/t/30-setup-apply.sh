@@ -35,7 +35,7 @@ sa-c   sa-x
 EOF
 expect 2 ioband-setup apply "$tab"
 contains "apply: $tab: line 3: unknown group type 'bogus'"
-contains "apply: $tab: line 4: device 'sa-x' must be an absolute path (or 'wrap')"
+contains "apply: $tab: line 4: device 'sa-x' must be an absolute path, UUID=, LABEL=, PARTUUID= or PARTLABEL= (or 'wrap')"
 contains "apply: $tab: nothing applied"
 gone sa-a
 printf 'sa-a %s -\nsa-a %s -\n' "$p1" "$p2" >"$tab"
@@ -93,7 +93,7 @@ assert_eq "$(echo "$out" | grep -c 'up to date')" 3 "apply from standard input"
 dmsetup message sa-c 0 attach 12345 || fail "attach by message"
 dmsetup message sa-c 0 weight $idw:1 || fail "weight by message"
 expect 0 ioband-setup apply "$tab"
-assert_eq "$(echo "$out" | grep sa-c)" "sa-c: reloaded (group $idw weight 1 -> 400, detach 12345)"
+assert_eq "$(echo "$out" | grep sa-c)" "sa-c: reloaded (group /sa-web (id $idw) weight 1 -> 400, detach 12345)"
 assert_eq "$(tables)" "$before" "tables after putting sa-c back"
 
 # ---- an edited file: only what differs is reloaded ----------------------------------------------
@@ -105,7 +105,7 @@ EOF
 expect 0 ioband-setup apply -n "$tab"
 assert_eq "$out" "sa-a: up to date
 sa-b: would reload (default weight 100 -> 200)
-sa-c: would reload (type cgroup -> user, policy weight -> weight-iosize, default weight 50 -> 100, attach 1000, attach 0, detach $idw)" "dry run of the edit"
+sa-c: would reload (type cgroup -> user, policy weight -> weight-iosize, default weight 50 -> 100, attach alice (id 1000), attach root (id 0), detach /sa-web (id $idw))" "dry run of the edit"
 assert_eq "$(tables)" "$before" "tables after a dry run"
 IOBAND_SETUP_FAULT=apply-load expect 1 ioband-setup apply "$tab"
 contains "sa-b: loading the new table of sa-b failed: injected fault at apply-load"
@@ -116,7 +116,7 @@ assert_eq "$(tables)" "$before" "tables after failed suspends"
 expect 0 ioband-setup apply "$tab"
 assert_eq "$out" "sa-a: up to date
 sa-b: reloaded (default weight 100 -> 200)
-sa-c: reloaded (type cgroup -> user, policy weight -> weight-iosize, default weight 50 -> 100, attach 1000, attach 0, detach $idw)" "apply of the edit"
+sa-c: reloaded (type cgroup -> user, policy weight -> weight-iosize, default weight 50 -> 100, attach alice (id 1000), attach root (id 0), detach /sa-web (id $idw))" "apply of the edit"
 assert_eq "$(tables)" "sa-a: $m1 sa-half 0 16 none weight 256 :300
 sa-b: $m2 sa-half 0 16 none weight 256 :200
 sa-c: $mm2 sa-c 0 128 user weight-iosize 128 :100 0:10 1000:70" "tables after the edit"

@@ -156,8 +156,14 @@ expect 0 ioband-setup set c /sg-a/b weight=10
 expect 0 ioband-setup set c /sys/fs/cgroup/sg-a weight=210
 expect 0 ioband-setup set c "$idab" weight=11
 assert_eq "$(groups_of c)" ":100 $ida:210 $idab:11"
-expect 3 ioband-setup set c sg-nosuch weight=1
-contains "no cgroup 'sg-nosuch' (looked for /sys/fs/cgroup/sg-nosuch)"
+# a path no cgroup has yet: recorded for ioband-setup watch, not attached
+expect 0 ioband-setup set c sg-nosuch weight=1
+contains "c: no cgroup /sg-nosuch yet: its group is attached when it appears"
+assert_eq "$(groups_of c)" ":100 $ida:210 $idab:11" "a path no cgroup has is not attached"
+expect 0 ioband-setup detach c sg-nosuch
+assert_eq "$out" "c: /sg-nosuch detached"
+expect 4 ioband-setup detach c sg-nosuch
+contains "/sg-nosuch is not attached to c"
 expect 2 ioband-setup set c 0 weight=1
 contains "cgroup id '0' out of range"
 cg_run sg-a/b dd if=/dev/mapper/c of=/dev/null bs=4k count=7 iflag=direct status=none ||
