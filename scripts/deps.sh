@@ -28,6 +28,8 @@ PKGS=(
 	# the VM harness: guest tools and QEMU
 	qemu-system-x86 busybox-static fio dmsetup lvm2 e2fsprogs fdisk
 	util-linux kmod coreutils mdadm
+	# tests/vm/hang-dump: where a hung guest's CPUs are
+	gdb binutils
 	# userspace: tools/ioband-setup, unit tests and fuzzers
 	libdevmapper-dev libblkid-dev clang-14 libfuzzer-14-dev libclang-rt-14-dev
 	# benchmarks

@@ -243,6 +243,12 @@ usecs() {
 }
 
 TRACEFS=/sys/kernel/tracing
+# trace_start EVENT...: enable EVENTs (until the test ends) on an empty
+# buffer.  Enabling or disabling an event patches its sites' code: do it
+# while no I/O runs through them, since a vCPU of QEMU's multi-threaded
+# TCG may execute a patch site's stale int3 forever (see tests/vm/init).
+# A test that traces part of a load enables its events before the load
+# and moves a filter (rng_cap_start in t/range.inc).
 trace_start() {
 	local e
 	[ -e $TRACEFS/trace ] || mount -t tracefs nodev $TRACEFS 2>/dev/null
