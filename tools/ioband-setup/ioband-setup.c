@@ -69,7 +69,8 @@ void note(const char *fmt, ...)
 #define SETUP_OPTIONS \
 	"  -d, --device-group ID   device group (default: NAME, when it is a valid id)\n" \
 	"  -t, --type TYPE         none (default), user, gid, pid, pgrp, cgroup\n" \
-	"  -p, --policy POLICY     weight (default), weight-iosize, range-bw\n" \
+	"  -p, --policy POLICY     weight-time (default), weight, weight-iosize,\n" \
+	"                          range-bw\n" \
 	"  -w, --weight W          the default group's weight, 1 to 10000 (100)\n" \
 	"  -g, --group SPEC=VALUE  attach a group: GROUP as for 'set', VALUE a weight\n" \
 	"                          (MIN:MAX in KB/s under range-bw); repeatable\n" \

@@ -39,7 +39,9 @@ enum {
 #define DM_NAME_MAX		127
 
 enum gtype { GT_NONE, GT_USER, GT_GID, GT_PID, GT_PGRP, GT_CGROUP, GT_NR };
-enum policy { POL_WEIGHT, POL_WEIGHT_IOSIZE, POL_RANGE_BW, POL_NR };
+enum policy { POL_WEIGHT, POL_WEIGHT_IOSIZE, POL_RANGE_BW, POL_WEIGHT_TIME, POL_NR };
+/* A new device group's policy when none is given: weights in device time */
+#define DEFAULT_POLICY		POL_WEIGHT_TIME
 
 extern const char *const gtype_names[GT_NR];
 extern const char *const policy_names[POL_NR];
@@ -203,7 +205,8 @@ int setup_opts_set(struct setup_opts *o, const char *key, const char *val,
  * o->groups, in order (GROUP_ABSENT: checked, but left out); @device is "major:minor"; @default_dg names the
  * device group when o->dg does not.  Device group settings not given are
  * taken from @cur (the table in force, or NULL), else the kernel's
- * defaults, written out (io_limit 128, token_base 256).
+ * defaults, written out (policy DEFAULT_POLICY, io_limit 128, token_base
+ * 256).
  */
 int opts_to_table(const struct setup_opts *o, const char *device, const char *default_dg,
 		  const struct ioband_table *cur, const int64_t *ids,

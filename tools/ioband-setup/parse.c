@@ -20,7 +20,7 @@ const char *const gtype_names[GT_NR] = {
 
 const char *const policy_names[POL_NR] = {
 	[POL_WEIGHT] = "weight", [POL_WEIGHT_IOSIZE] = "weight-iosize",
-	[POL_RANGE_BW] = "range-bw",
+	[POL_RANGE_BW] = "range-bw", [POL_WEIGHT_TIME] = "weight-time",
 };
 
 void *xmalloc(size_t n)
@@ -868,7 +868,7 @@ int setup_opts_set(struct setup_opts *o, const char *key, const char *val,
 	if (!strcmp(key, "policy")) {
 		x = policy_parse(val);
 		if (x < 0) {
-			ERR("unknown policy '%s' (weight, weight-iosize, range-bw)", val);
+			ERR("unknown policy '%s' (weight-time, weight, weight-iosize, range-bw)", val);
 			return -1;
 		}
 		o->policy = x;
@@ -920,7 +920,7 @@ int opts_to_table(const struct setup_opts *o, const char *device, const char *de
 	strcpy(t->dg, dg);
 	t->type = o->type >= 0 ? (enum gtype)o->type : GT_NONE;
 	/* Device group settings: given, else those in force, else the defaults. */
-	t->policy = o->policy >= 0 ? (enum policy)o->policy : cur ? cur->policy : POL_WEIGHT;
+	t->policy = o->policy >= 0 ? (enum policy)o->policy : cur ? cur->policy : DEFAULT_POLICY;
 	t->io_limit = o->io_limit >= 0 ? o->io_limit : cur ? cur->io_limit : 0;
 	if (!t->io_limit)
 		t->io_limit = 128;

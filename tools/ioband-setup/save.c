@@ -65,7 +65,7 @@ static int write_options(FILE *f, const struct dev_state *d, const char *default
 		opt_add(&w, "device-group=%s", t->dg);
 	if (t->type != GT_NONE)
 		opt_add(&w, "type=%s", gtype_names[t->type]);
-	if (t->policy != POL_WEIGHT)
+	if (t->policy != DEFAULT_POLICY)
 		opt_add(&w, "policy=%s", policy_names[t->policy]);
 	if (t->policy != POL_RANGE_BW && t->def.weight != DEFAULT_WEIGHT)
 		opt_add(&w, "weight=%u", t->def.weight);

@@ -206,6 +206,12 @@ static void test_tables(void)
 	CHECK(table_find(&t, 7) && table_find(&t, 7)->weight == 5 && !table_find(&t, 8) &&
 	      table_find(&t, -1) == &t.def, "find");
 
+	CHECK(!table_parse("8:16 data 0 128 none weight-time 256 :40", &u, err, sizeof(err)) &&
+	      u.policy == POL_WEIGHT_TIME && u.def.weight == 40, "weight-time table: %s", err);
+	f = table_format(&u);
+	CHECK(!strcmp(f, "8:16 data 0 128 none weight-time 256 :40"), "format: %s", f);
+	free(f);
+	table_free(&u);
 	CHECK(!table_parse("8:16 data 0 128 uid weight-iosize 0", &u, err, sizeof(err)) &&
 	      u.type == GT_USER && u.def.weight == 100 && !u.ngroups, "no default arg, uid");
 	table_free(&u);
@@ -243,6 +249,14 @@ static void test_tables(void)
 			   sizeof(err)), "parse reordered");
 	d = table_diff(&t, &u, NULL, NULL);
 	CHECK(!d, "order does not matter: %s", d ? d : "");
+	free(d);
+	table_free(&u);
+	/* weight-time's weights are weights: a switch keeps them */
+	CHECK(!table_parse("8:16 data 0 128 cgroup weight-time 256 :100 7:5 1000:300", &u, err,
+			   sizeof(err)), "parse weight-time");
+	d = table_diff(&t, &u, NULL, NULL);
+	CHECK(d && !strcmp(d, "policy weight -> weight-time, group 1000 weight 400 -> 300"),
+	      "diff to weight-time: %s", d ? d : "(none)");
 	free(d);
 	table_free(&u);
 	CHECK(!table_parse("8:16 data2 4 64 cgroup weight-iosize 512 :50 1000:300 9:1", &u, err,
@@ -290,7 +304,8 @@ static void test_opts_to_table(void)
 	ids[1] = 777;
 	CHECK(!opts_to_table(&o, "250:0", "data", NULL, ids, &t, err, sizeof(err)), "%s", err);
 	f = table_format(&t);
-	CHECK(!strcmp(f, "250:0 data 0 128 cgroup weight 256 :100 4242:400 777:50"), "%s", f);
+	CHECK(!strcmp(f, "250:0 data 0 128 cgroup weight-time 256 :100 4242:400 777:50"),
+	      "a new device group gets weight-time: %s", f);
 	free(f);
 	table_free(&t);
 
@@ -311,7 +326,7 @@ static void test_opts_to_table(void)
 	CHECK(!setup_opts_set(&o, "token-base", "0", err, sizeof(err)), "token-base");
 	CHECK(!opts_to_table(&o, "250:0", "data", NULL, ids, &t, err, sizeof(err)), "%s", err);
 	f = table_format(&t);
-	CHECK(!strcmp(f, "250:0 shared 8 16 cgroup weight 256 :10 4242:400 777:50"), "%s", f);
+	CHECK(!strcmp(f, "250:0 shared 8 16 cgroup weight-time 256 :10 4242:400 777:50"), "%s", f);
 	free(f);
 	table_free(&t);
 

@@ -65,12 +65,12 @@ gone sa-a
 expect 0 ioband-setup apply "$tab"
 echo "$out"
 contains "sa-a: created /dev/mapper/sa-a over $p1 ($m1), device group sa-half, type none"
-contains "sa-c: created /dev/mapper/sa-c over $nb2 ($mm2), device group sa-c, type cgroup, policy weight, 1 group attached"
+contains "sa-c: created /dev/mapper/sa-c over $nb2 ($mm2), device group sa-c, type cgroup, policy weight-time, 1 group attached"
 # a device group's settings are its devices' alike: given on each line
 # (a table naming others while one device of the group is live is refused)
-assert_eq "$(tables)" "sa-a: $m1 sa-half 0 16 none weight 256 :300
-sa-b: $m2 sa-half 0 16 none weight 256 :100
-sa-c: $mm2 sa-c 0 128 cgroup weight 128 :50 $idw:400" "tables after the first apply"
+assert_eq "$(tables)" "sa-a: $m1 sa-half 0 16 none weight-time 256 :300
+sa-b: $m2 sa-half 0 16 none weight-time 256 :100
+sa-c: $mm2 sa-c 0 128 cgroup weight-time 128 :50 $idw:400" "tables after the first apply"
 
 # show sees the device group's other device: shares over both
 expect 0 ioband-setup show sa-a
@@ -105,7 +105,7 @@ EOF
 expect 0 ioband-setup apply -n "$tab"
 assert_eq "$out" "sa-a: up to date
 sa-b: would reload (default weight 100 -> 200)
-sa-c: would reload (type cgroup -> user, policy weight -> weight-iosize, default weight 50 -> 100, attach alice (id 1000), attach root (id 0), detach /sa-web (id $idw))" "dry run of the edit"
+sa-c: would reload (type cgroup -> user, policy weight-time -> weight-iosize, default weight 50 -> 100, attach alice (id 1000), attach root (id 0), detach /sa-web (id $idw))" "dry run of the edit"
 assert_eq "$(tables)" "$before" "tables after a dry run"
 IOBAND_SETUP_FAULT=apply-load expect 1 ioband-setup apply "$tab"
 contains "sa-b: loading the new table of sa-b failed: injected fault at apply-load"
@@ -116,9 +116,9 @@ assert_eq "$(tables)" "$before" "tables after failed suspends"
 expect 0 ioband-setup apply "$tab"
 assert_eq "$out" "sa-a: up to date
 sa-b: reloaded (default weight 100 -> 200)
-sa-c: reloaded (type cgroup -> user, policy weight -> weight-iosize, default weight 50 -> 100, attach alice (id 1000), attach root (id 0), detach /sa-web (id $idw))" "apply of the edit"
-assert_eq "$(tables)" "sa-a: $m1 sa-half 0 16 none weight 256 :300
-sa-b: $m2 sa-half 0 16 none weight 256 :200
+sa-c: reloaded (type cgroup -> user, policy weight-time -> weight-iosize, default weight 50 -> 100, attach alice (id 1000), attach root (id 0), detach /sa-web (id $idw))" "apply of the edit"
+assert_eq "$(tables)" "sa-a: $m1 sa-half 0 16 none weight-time 256 :300
+sa-b: $m2 sa-half 0 16 none weight-time 256 :200
 sa-c: $mm2 sa-c 0 128 user weight-iosize 128 :100 0:10 1000:70" "tables after the edit"
 expect 0 ioband-setup apply "$tab"
 assert_eq "$(echo "$out" | grep -c 'up to date')" 3 "the edit applied, nothing left to do"

@@ -42,7 +42,7 @@ gone sb-a
 # ---- boot: no cgroups, no watcher yet ------------------------------------------------------
 on_exit "dmsetup remove sb-a"
 expect 0 ioband-setup apply "$tab"
-contains "sb-a: created /dev/mapper/sb-a over $nb ($mm), device group sb-a, type cgroup, policy weight, 0 groups attached"
+contains "sb-a: created /dev/mapper/sb-a over $nb ($mm), device group sb-a, type cgroup, policy weight-time, 0 groups attached"
 contains "sb-b: /dev/sb-nosuch does not exist: passed over (nofail)"
 assert_eq "$(dmsetup table sb-a | cut -d' ' -f11-)" ":50" "the table before the cgroups exist"
 gone sb-b

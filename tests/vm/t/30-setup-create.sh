@@ -42,8 +42,8 @@ sz=$(blockdev --getsz "$nb")
 mm=$(cat /sys/block/${nb#/dev/}/dev)
 expect 0 ioband-setup create d1 "$nb"
 on_exit "dmsetup remove d1"
-assert_eq "$out" "d1: created /dev/mapper/d1 over $nb ($mm), device group d1, type none, policy weight, 0 groups attached"
-assert_eq "$(dmsetup table d1)" "0 $sz ioband $mm d1 0 128 none weight 256 :100" "table of d1"
+assert_eq "$out" "d1: created /dev/mapper/d1 over $nb ($mm), device group d1, type none, policy weight-time, 0 groups attached"
+assert_eq "$(dmsetup table d1)" "0 $sz ioband $mm d1 0 128 none weight-time 256 :100" "table of d1"
 [ -b /dev/mapper/d1 ] || fail "/dev/mapper/d1 was not made"
 expect 0 ioband-setup -q remove d1
 assert_eq "$out" "" "--quiet"
@@ -57,9 +57,9 @@ idb=$(stat -c %i "$cgb")
 expect 0 ioband-setup create d2 "$nb" --type cgroup --group sc-web=400 \
 	-g /sys/fs/cgroup/sc-batch=50 --weight 20 --device-group shared \
 	--io-limit 64 --io-throttle 4 --token-base 512 --carryover 5
-contains "d2: created /dev/mapper/d2 over $nb ($mm), device group shared, type cgroup, policy weight, 2 groups attached"
+contains "d2: created /dev/mapper/d2 over $nb ($mm), device group shared, type cgroup, policy weight-time, 2 groups attached"
 on_exit "dmsetup remove d2"
-assert_eq "$(dmsetup table d2)" "0 $sz ioband $mm shared 4 64 cgroup weight 512 :20 $idw:400 $idb:50" "table of d2"
+assert_eq "$(dmsetup table d2)" "0 $sz ioband $mm shared 4 64 cgroup weight-time 512 :20 $idw:400 $idb:50" "table of d2"
 
 cg_run sc-web dd if=/dev/mapper/d2 of=/dev/null bs=4k count=17 iflag=direct status=none ||
 	fail "dd in sc-web"
@@ -70,7 +70,7 @@ echo "$out"
 contains "name:          d2 ($(cat /sys/block/$(basename "$(dm_node d2)")/dev)), $sz sectors (64.0 MiB)"
 contains "device:        $nb ($mm)"
 contains "device group:  shared (devices: d2)"
-contains "settings:      policy weight, io_throttle 4, io_limit 64, token_base 512"
+contains "settings:      policy weight-time, io_throttle 4, io_limit 64, token_base 512"
 contains "group type:    cgroup"
 # GROUP NAME WEIGHT SHARE READS R-DELAYED READ-MiB WRITES W-DELAYED WRITE-MiB
 row=$(echo "$out" | awk '$2 == "/sc-web"')
@@ -83,7 +83,7 @@ set -- $(echo "$out" | awk '$1 == "default"')
 assert_eq "$2 $3 $4" "default 20 4.3%" "show row of the default group"
 expect 0 ioband-setup show /dev/mapper/d2 --json
 contains "\"name\":\"d2\""
-contains "\"device_group\":\"shared\",\"device_group_members\":[\"d2\"],\"type\":\"cgroup\",\"policy\":\"weight\",\"io_throttle\":4,\"io_limit\":64,\"token_base\":512"
+contains "\"device_group\":\"shared\",\"device_group_members\":[\"d2\"],\"type\":\"cgroup\",\"policy\":\"weight-time\",\"io_throttle\":4,\"io_limit\":64,\"token_base\":512"
 contains "{\"id\":$idw,\"name\":\"/sc-web\",\"weight\":400,\"share\":0.8511,\"reads\":17,\"delayed_reads\":0,\"read_sectors\":136,\"writes\":0"
 contains "{\"id\":$idb,\"name\":\"/sc-batch\",\"weight\":50,\"share\":0.1064,\"reads\":0,\"delayed_reads\":0,\"read_sectors\":0,\"writes\":3,\"delayed_writes\":0,\"write_sectors\":24}"
 expect 0 ioband-setup show "$(dm_node d2)"
@@ -110,7 +110,7 @@ dm_create sc-lin "0 8 linear $nb2 0" >/dev/null	# not ioband: not listed
 expect 0 ioband-setup list
 echo "$out"
 assert_eq "$(echo "$out" | head -n1 | tr -s ' ')" "NAME DEVICE DEVICE-GROUP TYPE POLICY GROUPS WRAPS" "list header"
-assert_eq "$(echo "$out" | awk '$1 == "d2"' | tr -s ' ')" "d2 $nb shared cgroup weight 2 -" "list row d2"
+assert_eq "$(echo "$out" | awk '$1 == "d2"' | tr -s ' ')" "d2 $nb shared cgroup weight-time 2 -" "list row d2"
 assert_eq "$(echo "$out" | awk '$1 == "d3"' | tr -s ' ')" "d3 $nb2 d3 user weight-iosize 3 -" "list row d3"
 [ "$(echo "$out" | wc -l)" = 3 ] || fail "list shows other devices: $out"
 expect 2 ioband-setup list --bogus
@@ -126,7 +126,7 @@ expect 2 ioband-setup show d2 -x
 contains "unknown option '-x'"
 expect 3 ioband-setup show /dev/mapper/nosuch
 expect 0 ioband-setup list --json
-contains "{\"name\":\"d2\",\"device\":\"$nb\",\"devt\":\"$mm\",\"device_group\":\"shared\",\"type\":\"cgroup\",\"policy\":\"weight\",\"groups\":2,\"wraps\":null}"
+contains "{\"name\":\"d2\",\"device\":\"$nb\",\"devt\":\"$mm\",\"device_group\":\"shared\",\"type\":\"cgroup\",\"policy\":\"weight-time\",\"groups\":2,\"wraps\":null}"
 case $out in \[*\]) ;; *) fail "list --json is not an array: $out" ;; esac
 
 # ---- create: refused, and nothing left behind ---------------------------------------------
@@ -151,7 +151,7 @@ contains "no user named 'nosuchuser'"
 # attaches it when it appears)
 expect 0 ioband-setup create bad "$nb3" -t cgroup -g nosuchcg=5
 contains "bad: no cgroup /nosuchcg yet: its group is attached when it appears"
-contains "type cgroup, policy weight, 0 groups attached"
+contains "type cgroup, policy weight-time, 0 groups attached"
 expect 0 ioband-setup remove bad
 expect 2 ioband-setup create bad "$nb3" -t pid -g 0=5
 contains "process id '0' out of range"
@@ -230,7 +230,7 @@ on_exit "echo $mp > /proc/sys/kernel/modprobe; modprobe dm-ioband 2>/dev/null ||
 echo /bin/false >/proc/sys/kernel/modprobe
 rmmod dm_ioband && rmmod dm_ioband_policy || fail "cannot unload the modules"
 expect 1 ioband-setup create bad "$nb3"
-contains "bad: the kernel refused the table (ioband $mm3 bad 0 128 none weight 256 :100): unknown target type (is the dm-ioband module loaded? modprobe dm-ioband)"
+contains "bad: the kernel refused the table (ioband $mm3 bad 0 128 none weight-time 256 :100): unknown target type (is the dm-ioband module loaded? modprobe dm-ioband)"
 gone bad
 echo "$mp" >/proc/sys/kernel/modprobe
 modprobe dm-ioband 2>/dev/null || { insmod /lib/modules/$(uname -r)/extra/dm-ioband-policy.ko &&

@@ -21,7 +21,7 @@ id0=$(stat -c %i "$web")
 expect 0 ioband-setup create sf "$nb" -t cgroup -g sf-web=300 -g sf-later=200
 on_exit "dmsetup remove sf"
 contains "sf: no cgroup /sf-later yet: its group is attached when it appears (while ioband-setup watch runs)"
-contains "type cgroup, policy weight, 1 group attached"
+contains "type cgroup, policy weight-time, 1 group attached"
 assert_eq "$(dmsetup table sf | cut -d' ' -f11-)" ":100 $id0:300" "the table before the watcher"
 expect 0 ioband-setup show sf
 set -- $(echo "$out" | awk '$1 == "waiting"')

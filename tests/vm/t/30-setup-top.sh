@@ -77,7 +77,7 @@ assert_eq "$other" 0 "reads of the other groups"
 # ---- the text view --------------------------------------------------------------------------
 expect 0 ioband-setup top t --count 2 --interval 0.3
 echo "$out"
-assert_eq "$(echo "$out" | grep -c '^t  device group t  type cgroup  policy weight  interval 0.[3-9]s')" 2 "report headers"
+assert_eq "$(echo "$out" | grep -c '^t  device group t  type cgroup  policy weight-time  interval 0.[3-9]s')" 2 "report headers"
 assert_eq "$(echo "$out" | grep -c '^GROUP  *NAME  *WEIGHT  *READ-MiB/s  *WRITE-MiB/s  *READ-IOPS  *WRITE-IOPS  *DELAYED/s  *SHARE$')" 2 "column headers"
 assert_eq "$(echo "$out" | awk '$1 == '"$idw"' { print $2, $3 }' | sort -u)" "/st-web 400" "st-web rows"
 assert_eq "$(echo "$out" | awk '$1 == "default" { print $2, $3 }' | sort -u)" "default 100" "default rows"
