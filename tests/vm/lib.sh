@@ -20,6 +20,9 @@
 #                             make a model device (tests/modeldev) with that
 #                             profile, then each ATTR set; print its /dev
 #                             path (removed at exit)
+#   iobm_busy NAME            the model device's busy time (ns) by cgroup id
+#                             in IOBM_BUSY[id], and in all in IOBM_TOTAL,
+#                             since its stats were last reset
 #   nullb_power NAME 0|1      power a null_blk device off (dropping its write
 #                             cache) or on; on, print its /dev path (the
 #                             name may change on power on)
@@ -37,6 +40,8 @@
 #                             enabled along the way; print its directory
 #   cg_run PATH CMD...        run CMD inside cgroup PATH
 #   report KEY VALUE          record a measurement (@@DATA KEY VALUE)
+#   stall_start, stall_stop   how long the guest stood still in between:
+#                             STALL_MS (see below)
 #   fio_verify_args           fio options verifying with a pattern of this
 #                             run's own (see below)
 #   log MSG                   print MSG with the test's elapsed seconds
@@ -188,6 +193,19 @@ iobm_create() {
 	echo "/dev/$name"
 }
 
+iobm_busy() {
+	local -a f
+	unset IOBM_BUSY
+	declare -gA IOBM_BUSY
+	IOBM_TOTAL=0
+	while read -r -a f; do
+		case ${f[0]} in
+		cgroup) IOBM_BUSY[${f[1]}]=$((${IOBM_BUSY[${f[1]}]:-0} + f[8])) ;;
+		total) IOBM_TOTAL=${f[4]} ;;
+		esac
+	done <"$IOBM_CFS/$1/stats"
+}
+
 dm_node() {
 	local name=$1 f n
 	for f in /sys/block/dm-*/dm/name; do
@@ -240,6 +258,39 @@ cg_run() {
 usecs() {
 	local t=$EPOCHREALTIME
 	REPLY=$(( ${t%.*} * 1000000 + 10#${t#*.} ))
+}
+
+# A rate a test measures on real (TCG) time is lost while the host does not
+# run the guest: a bound on it holds only for the time the guest ran.
+# stall_start starts a loop that waits 10 ms at a time without forking and
+# counts each wake-up more than 50 ms late as that much time stood still;
+# stall_stop sets STALL_MS to the total since stall_start.
+stall_start() {
+	_STALL_FILE=$_LIB_STATE/stall
+	echo 0 >"$_STALL_FILE"
+	(
+		fifo=$_LIB_STATE/stall.fifo late=0
+		mkfifo "$fifo" && exec 9<>"$fifo"
+		usecs
+		prev=$REPLY
+		while :; do
+			read -r -t 0.01 -u 9
+			usecs
+			now=$REPLY
+			if [ $((now - prev)) -gt 60000 ]; then
+				late=$((late + now - prev - 10000))
+				echo "$((late / 1000))" >"$_STALL_FILE"
+			fi
+			prev=$now
+		done
+	) &
+	_STALL_PID=$!
+	on_exit "kill $_STALL_PID"
+}
+stall_stop() {
+	kill "$_STALL_PID" 2>/dev/null
+	wait "$_STALL_PID" 2>/dev/null
+	STALL_MS=$(cat "$_STALL_FILE")
 }
 
 TRACEFS=/sys/kernel/tracing

