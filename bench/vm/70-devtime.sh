@@ -209,16 +209,10 @@ dt_start() {
 # each group's busy time on the device so far (DT_B[g]) and the total
 # (DT_BT), from the stats
 dt_busy() { # cg...
-	local -a f
-	local -A busy=()
 	local g
-	while read -r -a f; do
-		case ${f[0]} in
-		cgroup) busy[${f[1]}]=$((${busy[${f[1]}]:-0} + f[8])) ;;
-		total) DT_BT=${f[4]} ;;
-		esac
-	done <"$IOBM_CFS/$DT_NAME/stats"
-	for g in "$@"; do DT_B[$g]=${busy[${ID[$g]}]:-0}; done
+	iobm_busy "$DT_NAME"
+	DT_BT=$IOBM_TOTAL
+	for g in "$@"; do DT_B[$g]=${IOBM_BUSY[${ID[$g]}]:-0}; done
 }
 declare -A DT_B
 # dt_change KEY CG...: after a window (KEY), the writes' cost doubles;

@@ -43,22 +43,10 @@ for g in a b c; do
 done
 on_exit "kill ${pids[*]}"
 
-# busy_ns of each cgroup (BUSY[id]) and the device's (TOTAL) since the reset
-declare -A BUSY
-dts_stats() {
-	local -a f
-	BUSY=() TOTAL=0
-	while read -r -a f; do
-		case ${f[0]} in
-		cgroup) BUSY[${f[1]}]=$((${BUSY[${f[1]}]:-0} + f[8])) ;;
-		total) TOTAL=${f[4]} ;;
-		esac
-	done <"$d/stats"
-}
 # every group served before the estimator's settling time starts
 echo 0 >"$d/stats"
 for g in a b c; do
-	until dts_stats && [ "${BUSY[${id[$g]}]:-0}" -gt 0 ]; do
+	until iobm_busy dts0 && [ "${IOBM_BUSY[${id[$g]}]:-0}" -gt 0 ]; do
 		kill -0 "${pids[0]}" 2>/dev/null || fail "fio ended early: $(tail -n 3 "$TESTDIR/fio-a.out")"
 		sleep 0.1
 	done
@@ -66,20 +54,20 @@ done
 sleep $SETTLE	# the estimator learns the costs (guest time)
 echo 0 >"$d/stats"
 sleep $WINDOW	# the measured window (guest time)
-dts_stats
+iobm_busy dts0
 for p in "${pids[@]}"; do
 	kill -0 "$p" 2>/dev/null || fail "a fio ended during the window"
 done
 
 ch=$(cat "$d/channels")
-busy=$((TOTAL / 10000000 / ch / WINDOW))
+busy=$((IOBM_TOTAL / 10000000 / ch / WINDOW))
 report share_devtime.busy "$busy"
 log "device busy $busy % of $ch channels x $WINDOW s"
 [ "$busy" -ge 95 ] || fail "device not the limit: busy $busy % of its time"
 declare -A got
 msg=
 for g in a b c; do
-	got[$g]=$((BUSY[${id[$g]}] * 1000 / TOTAL))
+	got[$g]=$((IOBM_BUSY[${id[$g]}] * 1000 / IOBM_TOTAL))
 	report "share_devtime.$g" "${got[$g]}"
 	msg+=" $g=$((got[$g] / 10)).$((got[$g] % 10))"
 done
