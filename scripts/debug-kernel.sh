@@ -141,7 +141,9 @@ run() {
 	local t0=$SECONDS last=$SECONDS pid rc=0
 	say "$what"
 	echo "=== $what: $*" >>"$LOG"
-	"$@" >>"$LOG" 2>&1 &
+	# MAKEFLAGS cleared: a "make -s" above us would silence kbuild's
+	# "  CC" lines, which the progress line counts
+	MAKEFLAGS= "$@" >>"$LOG" 2>&1 &
 	pid=$!
 	trap 'kill "$pid" 2>/dev/null; exit 130' INT TERM
 	while kill -0 "$pid" 2>/dev/null; do

@@ -179,6 +179,16 @@ const char *dmx_why(void)
 
 /* ---- tasks --------------------------------------------------------------- */
 
+/* libdevmapper could not reach the kernel's driver: why, and what to do */
+static void dm_unreachable(void)
+{
+	dmx_errno = ENODEV;
+	snprintf(kernel_why, sizeof(kernel_why), "device-mapper is not available%s%.400s%s%s",
+		 lib_err[0] ? " (" : "", lib_err, lib_err[0] ? ")" : "",
+		 geteuid() ? "; ioband-setup must run as root" :
+		 "; is its module loaded? modprobe dm_mod");
+}
+
 static struct dm_task *task(int type, const char *name)
 {
 	struct dm_task *dmt;
@@ -187,11 +197,7 @@ static struct dm_task *task(int type, const char *name)
 	kernel_why[0] = '\0';
 	dmt = dm_task_create(type);
 	if (!dmt) {
-		/* libdevmapper could not reach the kernel's driver */
-		dmx_errno = ENODEV;
-		snprintf(kernel_why, sizeof(kernel_why), "device-mapper is not available%s%s%s%s",
-			 lib_err[0] ? " (" : "", lib_err, lib_err[0] ? ")" : "",
-			 geteuid() ? "; ioband-setup must run as root" : "");
+		dm_unreachable();
 		return NULL;
 	}
 	if (name && !dm_task_set_name(dmt, name)) {
@@ -214,7 +220,9 @@ static int run(struct dm_task *dmt, bool cookie, uint16_t udev_flags)
 		return -1;
 	}
 	ok = dm_task_run(dmt);
-	if (!ok) {
+	if (!ok && access("/dev/mapper/control", F_OK)) {
+		dm_unreachable();
+	} else if (!ok) {
 		dmx_errno = dm_task_get_errno(dmt);
 		if (!dmx_errno)
 			dmx_errno = EIO;

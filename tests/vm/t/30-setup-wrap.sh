@@ -109,6 +109,13 @@ assert_eq "$(dmsetup table sw-data)" "0 $size ioband $odevt sw-data 0 32 user we
 assert_eq "$(dmsetup table sw-data-iobandorig)" "$orig_table" "the copy's table"
 assert_eq "$(stat -L -c %t:%T /dev/sw/data)" "$devt" "/dev/sw/data's device number"
 still_mounted
+# the completion offers the volume as VG/LV (not its /dev/mapper link) and
+# ioband devices only where a device name is asked for
+. /usr/share/bash-completion/completions/ioband-setup
+assert_eq "$(_ioband_setup_lvs | grep -c '^mapper/')" 0 "completion's volumes: $(_ioband_setup_lvs | tr '\n' ' ')"
+_ioband_setup_lvs | grep -qx sw/data || fail "completion's volumes lack sw/data: $(_ioband_setup_lvs | tr '\n' ' ')"
+assert_eq "$(_ioband_setup_dm_names | sort | tr '\n' ' ')" "$(dmsetup ls --target ioband | awk '{ print $1 }' | sort | tr '\n' ' ')" "completion's devices"
+_ioband_setup_dm_names | grep -qx sw-data-iobandorig && fail "completion offers sw-data-iobandorig, a linear device"
 sleep 2
 expect 0 ioband-setup show sw/data
 echo "$out"
