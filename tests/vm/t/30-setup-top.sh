@@ -16,7 +16,7 @@ cgb=$(cg_create st-batch)
 idw=$(stat -c %i "$cgw")
 idb=$(stat -c %i "$cgb")
 expect 0 ioband-setup create t "$nb" -t cgroup -g st-web=400 -g st-batch=100 --io-limit 16
-on_exit "dmsetup remove t"
+on_exit "dmsetup remove --retry t"
 dev=/dev/mapper/t
 
 # ---- bad arguments ---------------------------------------------------------------------
