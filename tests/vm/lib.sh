@@ -104,11 +104,24 @@ _lib_cleanup() {
 	trap - EXIT TERM INT
 	[ -f "$_LIB_STATE/failed" ] && rc=1
 	[ -f "$_LIB_STATE/skipped" ] && [ $rc = 0 -o $rc = 143 ] && rc=77
+	_lib_cg_kill
 	sed -n '1!G;h;$p' "$_LIB_STATE/cleanup" | while IFS= read -r cmd; do
 		eval "$cmd" >/dev/null 2>&1
 	done
 	rm -rf "$_LIB_STATE"
 	exit $rc
+}
+# Before the clean-up: the processes of the cgroups the test made (a
+# workload it started there, fio's job processes, may still hold the
+# devices the clean-up removes) killed and waited for, 5 s at most.
+_lib_cg_kill() {
+	local cg i=0
+	[ -f "$_LIB_STATE/cgroups" ] || return 0
+	for cg in $(cat "$_LIB_STATE/cgroups"); do echo 1 >"$cg/cgroup.kill"; done 2>/dev/null
+	while [ $i -lt 50 ] && [ -n "$(for cg in $(cat "$_LIB_STATE/cgroups"); do cat "$cg/cgroup.procs"; done 2>/dev/null)" ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
 }
 trap _lib_cleanup EXIT
 trap 'exit 143' TERM
@@ -241,6 +254,7 @@ cg_create() {
 		cur=$cur/$part
 		if [ ! -d "$cur" ]; then
 			mkdir "$cur" || fail "cg_create: mkdir $cur"
+			echo "$cur" >>"$_LIB_STATE/cgroups"
 			on_exit "rmdir $cur"
 		fi
 	done
@@ -264,12 +278,18 @@ usecs() {
 # run the guest: a bound on it holds only for the time the guest ran.
 # stall_start starts a loop that waits 10 ms at a time without forking and
 # counts each wake-up more than 50 ms late as that much time stood still;
-# stall_stop sets STALL_MS to the total since stall_start.
+# stall_stop sets STALL_MS to the total since stall_start.  The loop runs
+# at a real-time priority: the guest's own busy tasks do not delay it (at
+# normal priority, beside a test's readers on a loaded host, it counted
+# 6.6 s of a 6 s window in which a capped reader lost nothing).  With
+# several vCPUs it sees its own vCPU's stalls: a skip may come where only
+# one vCPU stood still, never a verdict where the guest did.
 stall_start() {
 	_STALL_FILE=$_LIB_STATE/stall
 	echo 0 >"$_STALL_FILE"
 	(
 		fifo=$_LIB_STATE/stall.fifo late=0
+		chrt -f -p 50 $BASHPID >/dev/null || log "stall_start: no real-time priority"
 		mkfifo "$fifo" && exec 9<>"$fifo"
 		usecs
 		prev=$REPLY
