@@ -1146,13 +1146,10 @@ static int cmd_list(int argc, char **argv)
 			    d->info.suspended ? "true" : "false");
 		free(below);
 	}
-	if (ro.json) {
-		printf("{\"report_version\":%d,\"devices\":", REPORT_VERSION);
-		report_print_json(r, stdout);
-		printf("}\n");
-	} else {
+	if (ro.json)
+		report_print_json_doc(r, "devices", stdout);
+	else
 		report_print(r, stdout);
-	}
 	report_free(r);
 	all_free(v, n);
 	return EX_OK;
@@ -1301,7 +1298,8 @@ static void show_json_head(const struct dev_state *d, const char *below, const c
 	char *m = xstrdup(members ? members : ""), *tok, *save = NULL;
 	bool first = true;
 
-	printf("{\"report_version\":%d,\"name\":", REPORT_VERSION);
+	report_json_open(stdout);
+	printf(",\"name\":");
 	json_string(stdout, d->name);
 	printf(",\"devt\":\"%u:%u\",\"sectors\":%llu,\"device\":", d->info.major,
 	       d->info.minor, (unsigned long long)d->len);
@@ -1795,7 +1793,8 @@ static int top_report(const char *name, const struct ioband_table *t,
 	for (i = 0; i < cur->ngroups; i++)
 		top_row(r, t, &cur->groups[i], status_find(prev, cur->groups[i].id), dt, total, dn);
 	if (ro->json) {
-		printf("{\"report_version\":%d,\"name\":", REPORT_VERSION);
+		report_json_open(stdout);
+		printf(",\"name\":");
 		json_string(stdout, name);
 		printf(",\"time\":%.3f,\"interval\":%.3f,\"device_group\":", ts_sec(&wall), dt);
 		json_string(stdout, t->dg);

@@ -474,3 +474,16 @@ void report_print_json(const struct report *r, FILE *f)
 	}
 	fputc(']', f);
 }
+
+void report_json_open(FILE *f)
+{
+	fprintf(f, "{\"report_version\":%d", REPORT_VERSION);
+}
+
+void report_print_json_doc(const struct report *r, const char *key, FILE *f)
+{
+	report_json_open(f);
+	fprintf(f, ",\"%s\":", key);
+	report_print_json(r, f);
+	fputs("}\n", f);
+}

@@ -94,6 +94,10 @@ void report_note(struct report *r, const char *note);
 void report_print(const struct report *r, FILE *f);
 /* The rows as a JSON array of objects, keys the selected columns' names. */
 void report_print_json(const struct report *r, FILE *f);
+/* A JSON report's opening: '{' and its "report_version" key. */
+void report_json_open(FILE *f);
+/* A JSON report that is the rows only: {"report_version":N,"@key":[...]} and a newline. */
+void report_print_json_doc(const struct report *r, const char *key, FILE *f);
 
 /* A malloc'ed JSON string literal of @s; NULL: "null". */
 char *json_quote(const char *s);
