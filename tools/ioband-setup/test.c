@@ -788,6 +788,42 @@ static void test_report(void)
 		free(t);
 	}
 
+	/* a row with empty cells at its end and a note (show's waiting groups) */
+	{
+		static const char *const seps[] = { NULL, ":" };
+		static const char *const wants[] = {
+			"NAME           GROUPS  POLICY\n"
+			"d1                 12  weight-iosize\n"
+			"a-longer-name  (no cgroup yet)\n",
+			"NAME:GROUPS:POLICY\nd1:12:weight-iosize\na-longer-name::\n",
+		};
+
+		for (u = 0; u < 2; u++) {
+			struct report_opts no = o;
+			struct report *r;
+			char *buf = NULL;
+			size_t len = 0, i;
+			FILE *f = open_memstream(&buf, &len);
+
+			no.columns = "name,groups,policy";
+			no.separator = seps[u];
+			CHECK(!report_new("list", list_cols, list_ncols, LIST_DEFAULT, &no, f, &r,
+					  err, sizeof(err)) && r, "%s", err);
+			list_row(r, "d1", "weight-iosize", 0);
+			report_row(r);
+			report_str(r, "a-longer-name");
+			for (i = 1; i < list_ncols; i++)
+				report_cell(r, "", NULL);
+			report_note(r, "(no cgroup yet)");
+			report_print(r, f);
+			report_free(r);
+			fclose(f);
+			CHECK(!strcmp(buf, wants[u]), "note, separator %s: got\n%swant\n%s",
+			      seps[u] ? seps[u] : "none", buf, wants[u]);
+			free(buf);
+		}
+	}
+
 	/* bad columns: an error naming the problem, no report */
 	report_bad("foo", o, "unknown column 'foo' (ioband-setup list -o help lists them)");
 	report_bad("name,foo", o, "unknown column 'foo' (ioband-setup list -o help lists them)");
