@@ -113,9 +113,9 @@ static const struct cmd_help {
 	  "Remove the ioband device NAME.  It must not be open (mounted, or used by\n"
 	  "another device).  A wrapped logical volume is undone with 'unwrap'.\n" },
 	{ "list", "list [REPORT OPTIONS]",
-	  "One line per ioband device: its name, the device below, the device group,\n"
-	  "group type, policy and number of attached groups, and the logical volume\n"
-	  "it wraps, if any.\n\n" REPORT_HELP },
+	  "One line per ioband device, by name: its name, the device below, the device\n"
+	  "group, group type, policy and number of attached groups, and the logical\n"
+	  "volume it wraps, if any.\n\n" REPORT_HELP },
 	{ "show", "show NAME [REPORT OPTIONS]",
 	  "The configuration of the ioband device NAME and its groups' statistics,\n"
 	  "with names resolved: cgroup paths, user and group names, process names.\n"
@@ -1096,6 +1096,12 @@ out:
 
 /* ---- list / show --------------------------------------------------------- */
 
+static int dev_state_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct dev_state *)a)->name, ((const struct dev_state *)b)->name);
+}
+
+/* The ioband devices, by name (the kernel lists them in no useful order). */
 static int cmd_list(int argc, char **argv)
 {
 	static const struct opt opts[] = { REPORT_OPTV, { NULL, 0, false, 0 } };
@@ -1123,6 +1129,8 @@ static int cmd_list(int argc, char **argv)
 		report_free(r);
 		return rc;
 	}
+	if (n)
+		qsort(v, n, sizeof(*v), dev_state_cmp);
 	for (i = 0; i < n; i++) {
 		struct dev_state *d = &v[i];
 		char *below = devstr_name(d->t.device), sectors[24];
