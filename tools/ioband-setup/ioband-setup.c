@@ -1133,7 +1133,7 @@ static int cmd_list(int argc, char **argv)
 		qsort(v, n, sizeof(*v), dev_state_cmp);
 	for (i = 0; i < n; i++) {
 		struct dev_state *d = &v[i];
-		char *below = devstr_name(d->t.device), sectors[24];
+		char *below = devstr_name(d->t.device);
 
 		report_row(r);
 		report_str(r, d->name);
@@ -1144,8 +1144,7 @@ static int cmd_list(int argc, char **argv)
 		report_str(r, policy_names[d->t.policy]);
 		report_u64(r, d->t.ngroups);
 		report_str(r, d->wraps);
-		snprintf(sectors, sizeof(sectors), "%llu", (unsigned long long)d->len);
-		report_size(r, d->len * 512.0, sectors);
+		report_sectors(r, d->len);
 		report_u64(r, d->t.io_throttle);
 		report_u64(r, d->t.io_limit);
 		report_u64(r, d->t.token_base);
@@ -1255,6 +1254,12 @@ static const struct group_conf *group_conf_of(const struct ioband_table *t, int6
 	return table_find(t, id);
 }
 
+/* Is @e a group of @d given by a path no cgroup has now (attached when one does)? */
+static bool pg_waiting(const struct pg_entry *e, const struct dev_state *d)
+{
+	return !strcmp(e->dev, d->name) && !(e->id && table_find(&d->t, e->id));
+}
+
 /* The groups of show's JSON, and the "waiting" key's array. */
 static void show_json_groups(const struct report *r, const struct dev_state *d,
 			     const struct pg_state *ps)
@@ -1267,7 +1272,7 @@ static void show_json_groups(const struct report *r, const struct dev_state *d,
 	for (i = 0; i < ps->n; i++) {
 		const struct pg_entry *e = &ps->e[i];
 
-		if (strcmp(e->dev, d->name) || (e->id && table_find(&d->t, e->id)))
+		if (!pg_waiting(e, d))
 			continue;
 		printf("%s{\"path\":", nwait++ ? "," : "");
 		json_string(stdout, e->path);
@@ -1277,7 +1282,7 @@ static void show_json_groups(const struct report *r, const struct dev_state *d,
 	printf("]}\n");
 }
 
-/* Groups given by paths no cgroup has now (attached when one does): text rows. */
+/* show's text rows of the waiting groups (pg_waiting()). */
 static void show_waiting_rows(struct report *r, const struct dev_state *d,
 			      const struct pg_state *ps)
 {
@@ -1288,14 +1293,14 @@ static void show_waiting_rows(struct report *r, const struct dev_state *d,
 		struct group_conf c = { .weight = e->weight, .min_kbps = e->min_kbps,
 					.max_kbps = e->max_kbps };
 
-		if (strcmp(e->dev, d->name) || (e->id && table_find(&d->t, e->id)))
+		if (!pg_waiting(e, d))
 			continue;
 		report_row(r);
 		report_cell(r, "waiting", NULL);
 		report_str(r, e->path);
 		report_group_settings(r, &c, d->t.policy == POL_RANGE_BW);
 		report_cell(r, "-", NULL);	/* share */
-		for (j = 0; j < 6; j++)		/* the counters */
+		for (j = 0; j < 6; j++)		/* reads to write_sectors */
 			report_cell(r, "", NULL);
 		report_note(r, "(no cgroup yet)");
 	}
@@ -1400,7 +1405,7 @@ static int cmd_show(int argc, char **argv)
 		const struct group_conf *c = group_conf_of(&d.t, g->id);
 		char *gname = diff_name(d.t.type, g->id, &dn);
 		double share = wsum ? (double)(c ? c->weight : 0) / wsum : 0;
-		char text[16], json[16], sect[24];
+		char text[16], json[16];
 
 		report_group_conf(r, g->id, gname, c, range);
 		if (range) {
@@ -1412,12 +1417,10 @@ static int cmd_show(int argc, char **argv)
 		}
 		report_u64(r, g->reads);
 		report_u64(r, g->delayed_reads);
-		snprintf(sect, sizeof(sect), "%llu", (unsigned long long)g->read_sectors);
-		report_size(r, g->read_sectors * 512.0, sect);
+		report_sectors(r, g->read_sectors);
 		report_u64(r, g->writes);
 		report_u64(r, g->delayed_writes);
-		snprintf(sect, sizeof(sect), "%llu", (unsigned long long)g->write_sectors);
-		report_size(r, g->write_sectors * 512.0, sect);
+		report_sectors(r, g->write_sectors);
 		free(gname);
 	}
 	if (ro.json) {
@@ -1765,10 +1768,8 @@ static void top_row(struct report *r, const struct ioband_table *t, const struct
 	report_num(r, dw / dt, 1);
 	report_u64(r, rd);
 	report_u64(r, wr);
-	snprintf(json, sizeof(json), "%llu", (unsigned long long)rs);
-	report_size(r, rs * 512.0, json);
-	snprintf(json, sizeof(json), "%llu", (unsigned long long)ws);
-	report_size(r, ws * 512.0, json);
+	report_sectors(r, rs);
+	report_sectors(r, ws);
 	report_u64(r, dr);
 	report_u64(r, dw);
 	snprintf(text, sizeof(text), "%.1f%%", 100 * share);

@@ -40,7 +40,8 @@ const size_t list_ncols = sizeof(list_cols) / sizeof(list_cols[0]);
 	{ "weight", "WEIGHT", true, false, "its weight (weight policies)" }, \
 	{ "min_kbps", "MIN-KB/s", true, false, "its minimum bandwidth in KB/s (range-bw)" }, \
 	{ "max_kbps", "MAX-KB/s", true, false, "its maximum bandwidth in KB/s, 0: none (range-bw)" }, \
-	{ "range", "RANGE-KB/s", true, false, "MIN:MAX in KB/s (range-bw)" }
+	{ "range", "RANGE-KB/s", true, false, \
+	  "MIN:MAX in KB/s (range-bw, whose default set has it for weight)" }
 
 const struct report_col group_cols[] = {
 	GROUP_CONF_COLS,
@@ -350,6 +351,14 @@ void report_size(struct report *r, double bytes, const char *json)
 	c->json = xstrdup(json);
 	c->size = true;
 	c->bytes = bytes;
+}
+
+void report_sectors(struct report *r, uint64_t sectors)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)sectors);
+	report_size(r, sectors * 512.0, buf);
 }
 
 void report_note(struct report *r, const char *note)

@@ -87,6 +87,8 @@ void report_u64(struct report *r, uint64_t v);
 void report_i64(struct report *r, int64_t v);
 /* A size column's cell: @bytes in the text, JSON literal @json. */
 void report_size(struct report *r, double bytes, const char *json);
+/* A size in 512-byte sectors, the JSON the number of sectors. */
+void report_sectors(struct report *r, uint64_t sectors);
 /* A note after the row's last non-empty cell, in aligned text only. */
 void report_note(struct report *r, const char *note);
 

@@ -630,8 +630,6 @@ static void test_json(void)
 /* One row of list's columns: a device of @sectors, its other cells fixed. */
 static void list_row(struct report *r, const char *name, const char *policy, uint64_t sectors)
 {
-	char json[24];
-
 	report_row(r);
 	report_str(r, name);
 	report_str(r, "/dev/sdb");
@@ -641,8 +639,7 @@ static void list_row(struct report *r, const char *name, const char *policy, uin
 	report_str(r, policy);
 	report_u64(r, 12);
 	report_str(r, NULL);
-	snprintf(json, sizeof(json), "%llu", (unsigned long long)sectors);
-	report_size(r, sectors * 512.0, json);
+	report_sectors(r, sectors);
 	report_u64(r, 0);
 	report_u64(r, 128);
 	report_u64(r, 256);
