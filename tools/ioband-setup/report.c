@@ -127,14 +127,11 @@ int report_units_parse(struct report_opts *o, const char *s, char *err, size_t e
 
 int report_format_parse(struct report_opts *o, const char *s, char *err, size_t errlen)
 {
-	if (!strcmp(s, "json"))
-		o->json = true;
-	else if (!strcmp(s, "basic"))
-		o->json = false;
-	else {
+	if (strcmp(s, "json") && strcmp(s, "basic")) {
 		ERR("unknown report format '%s' (basic or json)", s);
 		return -1;
 	}
+	o->json = !strcmp(s, "json");
 	return 0;
 }
 
@@ -234,12 +231,14 @@ int report_new(const char *cmd, const struct report_col *cols, size_t ncols,
 	r->ncols = ncols;
 	r->o = *o;
 	r->sel = xmalloc(ncols * sizeof(*r->sel));
-	if ((!spec || *spec == '+') && o->json) {
-		for (i = 0; i < ncols; i++)
-			r->sel[r->nsel++] = i;
-	} else if (!spec || *spec == '+') {
-		if (select_cols(r, cmd, defaults, defaults, err, errlen))
+	/* the default set (JSON's: every column), which -o +COL extends */
+	if (!spec || *spec == '+') {
+		if (o->json) {
+			for (i = 0; i < ncols; i++)
+				r->sel[r->nsel++] = i;
+		} else if (select_cols(r, cmd, defaults, defaults, err, errlen)) {
 			abort();	/* the defaults are ours */
+		}
 	}
 	if (spec && select_cols(r, cmd, spec + (*spec == '+'), spec, err, errlen)) {
 		report_free(r);
