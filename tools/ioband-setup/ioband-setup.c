@@ -26,6 +26,7 @@
 
 #include "cmd.h"
 #include "names.h"
+#include "report.h"
 
 #define VERSION "1.0"
 #define ORIG_SUFFIX "-iobandorig"
@@ -79,6 +80,17 @@ void note(const char *fmt, ...)
 	"      --token-base N      window in 4 KiB tokens, 1 to 1048576 (256)\n" \
 	"      --carryover N       idle credit kept, in windows, 0 to 100 (2)\n"
 
+#define REPORT_HELP \
+	"Report options (as lvs's):\n" \
+	"  -o, --options COL[,COL...]   the columns; +COL[,...] adds to the default\n" \
+	"                               set; -o help lists them\n" \
+	"      --noheadings             no heading line\n" \
+	"      --separator STR          STR between columns, no padding\n" \
+	"      --units b|s|k|m|g        sizes in bytes, 512-byte sectors, KiB, MiB\n" \
+	"                               (the default) or GiB (powers of 1024)\n" \
+	"      --reportformat basic|json   JSON: every column unless -o says\n" \
+	"  -j, --json                   --reportformat json\n"
+
 #define GROUP_HELP \
 	"GROUP names a group by the device's group type:\n" \
 	"  default (or -1)   the default group, on every device\n" \
@@ -100,17 +112,17 @@ static const struct cmd_help {
 	{ "remove", "remove NAME",
 	  "Remove the ioband device NAME.  It must not be open (mounted, or used by\n"
 	  "another device).  A wrapped logical volume is undone with 'unwrap'.\n" },
-	{ "list", "list [--json]",
-	  "One line per ioband device: its name, the device below, the device group,\n"
-	  "group type, policy and number of attached groups, and the logical volume\n"
-	  "it wraps, if any.\n\n"
-	  "  -j, --json   a JSON array instead\n" },
-	{ "show", "show NAME [--json]",
+	{ "list", "list [REPORT OPTIONS]",
+	  "One line per ioband device, by name: its name, the device below, the device\n"
+	  "group, group type, policy and number of attached groups, and the logical\n"
+	  "volume it wraps, if any.\n\n" REPORT_HELP },
+	{ "show", "show NAME [REPORT OPTIONS]",
 	  "The configuration of the ioband device NAME and its groups' statistics,\n"
 	  "with names resolved: cgroup paths, user and group names, process names.\n"
 	  "SHARE is the group's weight over the sum of the weights of every group of\n"
-	  "the device group: its share of the bandwidth when all are busy.\n\n"
-	  "  -j, --json   JSON instead of the table\n" },
+	  "the device group: its share of the bandwidth when all are busy.  The\n"
+	  "report options shape the table of groups (--noheadings drops the lines\n"
+	  "above it too).\n\n" REPORT_HELP },
 	{ "set", "set NAME GROUP weight=W | set NAME GROUP min=MIN,max=MAX",
 	  "Set a group's weight (1 to 10000), or its bandwidth range in KB/s (a k, m\n"
 	  "or g suffix multiplies by 1, 1024, 1048576; max 0 or left out: no upper\n"
@@ -121,13 +133,14 @@ static const struct cmd_help {
 	{ "detach", "detach NAME GROUP",
 	  "Detach GROUP from NAME; its I/O goes to the default group from then on.\n\n"
 	  GROUP_HELP },
-	{ "top", "top NAME [--interval SECONDS] [--count N] [--json]",
+	{ "top", "top NAME [--interval SECONDS] [--count N] [REPORT OPTIONS]",
 	  "A live view of the groups of NAME: read and write throughput, I/Os per\n"
 	  "second, bios delayed (held by ioband) per second, and each group's share\n"
 	  "of the sectors moved, from successive status samples.\n\n"
 	  "  -i, --interval S   seconds between samples (1; 0.1 to 3600)\n"
-	  "  -c, --count N      stop after N reports (default: until interrupted)\n"
-	  "  -j, --json         one JSON object per report and line\n" },
+	  "  -c, --count N      stop after N reports (default: until interrupted)\n\n"
+	  "The report options shape each report's table (--noheadings drops its\n"
+	  "title line too); with JSON, one object per report and line.\n\n" REPORT_HELP },
 	{ "wrap", "wrap VG/LV [OPTIONS]",
 	  "Put ioband under an active logical volume, even a mounted one: its current\n"
 	  "table is copied to a new device VG-LV" ORIG_SUFFIX ", and the volume's own\n"
@@ -235,6 +248,7 @@ int usage_error(const char *fmt, ...)
 enum {
 	O_HELP = 1, O_JSON, O_DG, O_TYPE, O_POLICY, O_WEIGHT, O_GROUP, O_IO_THROTTLE,
 	O_IO_LIMIT, O_TOKEN_BASE, O_CARRYOVER, O_INTERVAL, O_COUNT, O_DRY_RUN, O_WAIT,
+	O_OPTIONS, O_NOHEADINGS, O_SEPARATOR, O_UNITS, O_REPORTFORMAT,
 };
 
 struct opt {
@@ -378,6 +392,96 @@ static int flag_opts_exit(struct optstate *st, int rc, bool help)
 {
 	free(st->pos);
 	return help ? help_exit() : rc;
+}
+
+/* The options of the reports (list, show, top); --json is --reportformat json. */
+#define REPORT_OPTV \
+	{ "json", 'j', false, O_JSON }, { "options", 'o', true, O_OPTIONS }, \
+	{ "noheadings", 0, false, O_NOHEADINGS }, { "separator", 0, true, O_SEPARATOR }, \
+	{ "units", 0, true, O_UNITS }, { "reportformat", 0, true, O_REPORTFORMAT }
+
+/*
+ * Option @id (its value @arg) into @ro when it is a report option: 1 when
+ * it was one, 0 when not, -1 after a usage error.
+ */
+static int report_opt(struct report_opts *ro, int id, const char *arg)
+{
+	char err[256];
+	int rc = 0;
+
+	switch (id) {
+	case O_JSON:
+		ro->json = true;
+		return 1;
+	case O_OPTIONS:
+		ro->columns = arg;
+		return 1;
+	case O_NOHEADINGS:
+		ro->noheadings = true;
+		return 1;
+	case O_SEPARATOR:
+		rc = report_separator_parse(ro, arg, err, sizeof(err));
+		break;
+	case O_UNITS:
+		rc = report_units_parse(ro, arg, err, sizeof(err));
+		break;
+	case O_REPORTFORMAT:
+		rc = report_format_parse(ro, arg, err, sizeof(err));
+		break;
+	default:
+		return 0;
+	}
+	if (rc) {
+		usage_error("%s", err);
+		return -1;
+	}
+	return 1;
+}
+
+/* The options of list and show: EX_OK or EX_USAGE, *help set on --help. */
+static int report_opts(struct optstate *st, const struct opt *opts, struct report_opts *ro,
+		       bool *help)
+{
+	int id;
+
+	report_opts_init(ro);
+	*help = false;
+	while ((id = next_opt(st, opts)) > 0) {
+		if (id == O_HELP) {
+			*help = true;
+			return EX_OK;
+		}
+		if (report_opt(ro, id, st->arg) < 0)
+			return EX_USAGE;
+	}
+	return id < 0 ? EX_USAGE : EX_OK;
+}
+
+/*
+ * The report of this command over @cols: EX_OK with *r, EX_OK with *r
+ * NULL after -o help, or EX_USAGE (printed).
+ */
+static int report_open(const struct report_col *cols, size_t ncols, const char *defaults,
+		       const struct report_opts *ro, struct report **r)
+{
+	char err[256];
+	int rc = report_new(cmd_name, cols, ncols, defaults, ro, stdout, r, err, sizeof(err));
+
+	if (rc < 0)
+		return usage_error("%s", err);
+	return EX_OK;
+}
+
+/* Check the options of @ro against @cols before any work: as report_open(). */
+static int report_check(const struct report_col *cols, size_t ncols, const char *defaults,
+			const struct report_opts *ro, bool *listed)
+{
+	struct report *r;
+	int rc = report_open(cols, ncols, defaults, ro, &r);
+
+	*listed = !rc && !r;
+	report_free(r);
+	return rc;
 }
 
 static const struct opt setup_optv[] = {
@@ -992,61 +1096,106 @@ out:
 
 /* ---- list / show --------------------------------------------------------- */
 
+static int dev_state_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct dev_state *)a)->name, ((const struct dev_state *)b)->name);
+}
+
+/* The ioband devices, by name (the kernel lists them in no useful order). */
 static int cmd_list(int argc, char **argv)
 {
-	static const struct opt opts[] = { { "json", 'j', false, O_JSON }, { NULL, 0, false, 0 } };
+	static const struct opt opts[] = { REPORT_OPTV, { NULL, 0, false, 0 } };
 	struct optstate st;
+	struct report_opts ro;
+	struct report *r;
 	struct dev_state *v;
 	size_t n, i;
-	bool json = false;
 	bool help;
 	int rc;
 
 	opt_begin(&st, argc, argv);
-	rc = flag_opts(&st, opts, &json, &help);
+	rc = report_opts(&st, opts, &ro, &help);
 	if (rc || help)
 		return flag_opts_exit(&st, rc, help);
 	rc = st.npos ? usage_error("takes no arguments") : EX_OK;
 	free(st.pos);
 	if (rc)
 		return rc;
-	rc = all_ioband(&v, &n);
-	if (rc)
+	rc = report_open(list_cols, list_ncols, LIST_DEFAULT, &ro, &r);
+	if (rc || !r)
 		return rc;
-	if (json)
-		putchar('[');
-	else if (n)
-		printf("%-20s %-20s %-16s %-7s %-13s %6s  %s\n", "NAME", "DEVICE", "DEVICE-GROUP",
-		       "TYPE", "POLICY", "GROUPS", "WRAPS");
+	rc = all_ioband(&v, &n);
+	if (rc) {
+		report_free(r);
+		return rc;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), dev_state_cmp);
 	for (i = 0; i < n; i++) {
 		struct dev_state *d = &v[i];
 		char *below = devstr_name(d->t.device);
 
-		if (json) {
-			printf("%s{\"name\":", i ? "," : "");
-			json_string(stdout, d->name);
-			printf(",\"device\":");
-			json_string(stdout, below);
-			printf(",\"devt\":\"%s\",\"device_group\":", d->t.device);
-			json_string(stdout, d->t.dg);
-			printf(",\"type\":\"%s\",\"policy\":\"%s\",\"groups\":%zu,\"wraps\":",
-			       gtype_names[d->t.type], policy_names[d->t.policy], d->t.ngroups);
-			if (d->wraps)
-				json_string(stdout, d->wraps);
-			else
-				printf("null");
-			putchar('}');
-		} else {
-			printf("%-20s %-20s %-16s %-7s %-13s %6zu  %s\n", d->name, below, d->t.dg,
-			       gtype_names[d->t.type], policy_names[d->t.policy], d->t.ngroups,
-			       d->wraps ? d->wraps : "-");
-		}
+		report_row(r);
+		report_str(r, d->name);
+		report_str(r, below);
+		report_str(r, d->t.device);
+		report_str(r, d->t.dg);
+		report_str(r, gtype_names[d->t.type]);
+		report_str(r, policy_names[d->t.policy]);
+		report_u64(r, d->t.ngroups);
+		report_str(r, d->wraps);
+		report_sectors(r, d->len);
+		report_u64(r, d->t.io_throttle);
+		report_u64(r, d->t.io_limit);
+		report_u64(r, d->t.token_base);
+		report_i64(r, d->info.open_count);
+		report_cell(r, d->info.suspended ? "yes" : "no",
+			    d->info.suspended ? "true" : "false");
 		free(below);
 	}
-	if (json)
-		printf("]\n");
+	if (ro.json)
+		report_print_json_doc(r, "devices", stdout);
+	else
+		report_print(r, stdout);
+	report_free(r);
 	all_free(v, n);
 	return EX_OK;
+}
+
+/*
+ * The cells show and top share (report.c's GROUP_CONF_COLS): a group's
+ * settings, @c NULL for a group the table does not hold...
+ */
+static void report_group_settings(struct report *r, const struct group_conf *c, bool range)
+{
+	uint32_t min = c ? c->min_kbps : 0, max = c ? c->max_kbps : 0;
+	char buf[32];
+
+	if (range) {
+		report_cell(r, "-", NULL);
+		report_u64(r, min);
+		report_u64(r, max);
+		snprintf(buf, sizeof(buf), "%u:%u", min, max);
+		report_str(r, buf);
+	} else {
+		report_u64(r, c ? c->weight : 0);
+		report_cell(r, "-", NULL);
+		report_cell(r, "-", NULL);
+		report_cell(r, "-", NULL);
+	}
+}
+
+/* ...and a new row with the group's id, name and settings. */
+static void report_group_conf(struct report *r, int64_t id, const char *gname,
+			      const struct group_conf *c, bool range)
+{
+	report_row(r);
+	if (id == DEFAULT_GROUP)
+		report_cell(r, "default", "-1");
+	else
+		report_i64(r, id);
+	report_str(r, gname);
+	report_group_settings(r, c, range);
 }
 
 /* The sum of the weights of every group of device group @dg. */
@@ -1105,25 +1254,127 @@ static const struct group_conf *group_conf_of(const struct ioband_table *t, int6
 	return table_find(t, id);
 }
 
+/* Is @e a group of @d given by a path no cgroup has now (attached when one does)? */
+static bool pg_waiting(const struct pg_entry *e, const struct dev_state *d)
+{
+	return !strcmp(e->dev, d->name) && !(e->id && table_find(&d->t, e->id));
+}
+
+/* The groups of show's JSON, and the "waiting" key's array. */
+static void show_json_groups(const struct report *r, const struct dev_state *d,
+			     const struct pg_state *ps)
+{
+	size_t i, nwait = 0;
+
+	printf(",\"groups\":");
+	report_print_json(r, stdout);
+	printf(",\"waiting\":[");
+	for (i = 0; i < ps->n; i++) {
+		const struct pg_entry *e = &ps->e[i];
+
+		if (!pg_waiting(e, d))
+			continue;
+		printf("%s{\"path\":", nwait++ ? "," : "");
+		json_string(stdout, e->path);
+		printf(",\"weight\":%u,\"min_kbps\":%u,\"max_kbps\":%u}", e->weight,
+		       e->min_kbps, e->max_kbps);
+	}
+	printf("]}\n");
+}
+
+/* show's text rows of the waiting groups (pg_waiting()). */
+static void show_waiting_rows(struct report *r, const struct dev_state *d,
+			      const struct pg_state *ps)
+{
+	size_t i, j;
+
+	for (i = 0; i < ps->n; i++) {
+		const struct pg_entry *e = &ps->e[i];
+		struct group_conf c = { .weight = e->weight, .min_kbps = e->min_kbps,
+					.max_kbps = e->max_kbps };
+
+		if (!pg_waiting(e, d))
+			continue;
+		report_row(r);
+		report_cell(r, "waiting", NULL);
+		report_str(r, e->path);
+		report_group_settings(r, &c, d->t.policy == POL_RANGE_BW);
+		report_cell(r, "-", NULL);	/* share */
+		for (j = 0; j < 6; j++)		/* reads to write_sectors */
+			report_cell(r, "", NULL);
+		report_note(r, "(no cgroup yet)");
+	}
+}
+
+static void show_json_head(const struct dev_state *d, const char *below, const char *members)
+{
+	char *m = xstrdup(members ? members : ""), *tok, *save = NULL;
+	bool first = true;
+
+	report_json_open(stdout);
+	printf(",\"name\":");
+	json_string(stdout, d->name);
+	printf(",\"devt\":\"%u:%u\",\"sectors\":%llu,\"device\":", d->info.major,
+	       d->info.minor, (unsigned long long)d->len);
+	json_string(stdout, below);
+	printf(",\"device_devt\":\"%s\",\"device_group\":", d->t.device);
+	json_string(stdout, d->t.dg);
+	printf(",\"device_group_members\":[");
+	for (tok = strtok_r(m, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+		printf("%s", first ? "" : ",");
+		json_string(stdout, tok);
+		first = false;
+	}
+	free(m);
+	printf("],\"type\":\"%s\",\"policy\":\"%s\",\"io_throttle\":%u,\"io_limit\":%u,"
+	       "\"token_base\":%u,\"suspended\":%s,\"open_count\":%d,\"wraps\":",
+	       gtype_names[d->t.type], policy_names[d->t.policy], d->t.io_throttle,
+	       d->t.io_limit, d->t.token_base, d->info.suspended ? "true" : "false",
+	       d->info.open_count);
+	if (d->wraps)
+		json_string(stdout, d->wraps);
+	else
+		printf("null");
+}
+
+static void show_text_head(const struct dev_state *d, const char *below, const char *members)
+{
+	printf("name:          %s (%u:%u), %llu sectors (%.1f MiB)%s\n", d->name, d->info.major,
+	       d->info.minor, (unsigned long long)d->len, d->len / 2048.0,
+	       d->info.suspended ? ", SUSPENDED" : "");
+	if (d->wraps)
+		printf("wraps:         logical volume %s\n", d->wraps);
+	printf("device:        %s (%s)\n", below, d->t.device);
+	printf("device group:  %s (devices: %s)\n", d->t.dg, members ? members : d->name);
+	printf("settings:      policy %s, io_throttle %u, io_limit %u, token_base %u\n",
+	       policy_names[d->t.policy], d->t.io_throttle, d->t.io_limit, d->t.token_base);
+	printf("group type:    %s\n\n", gtype_names[d->t.type]);
+}
+
 static int cmd_show(int argc, char **argv)
 {
-	static const struct opt opts[] = { { "json", 'j', false, O_JSON }, { NULL, 0, false, 0 } };
+	static const struct opt opts[] = { REPORT_OPTV, { NULL, 0, false, 0 } };
 	struct optstate st;
+	struct report_opts ro;
+	struct report *r;
 	struct dev_state d;
 	struct ioband_status s;
 	struct diff_names dn = { 0 };
-	size_t nwait = 0;
 	char name[DM_NAME_MAX + 1], *below, *members;
-	bool json = false;
 	uint64_t wsum;
 	size_t i;
-	bool help;
+	bool help, range, listed;
 	int rc;
 
 	opt_begin(&st, argc, argv);
-	rc = flag_opts(&st, opts, &json, &help);
+	rc = report_opts(&st, opts, &ro, &help);
 	if (rc || help)
 		return flag_opts_exit(&st, rc, help);
+	rc = report_check(group_cols, group_ncols, GROUP_DEFAULT_WEIGHT, &ro, &listed);
+	if (rc || listed) {
+		free(st.pos);
+		return rc;
+	}
 	if (st.npos != 1) {
 		free(st.pos);
 		return usage_error("expected one NAME");
@@ -1140,135 +1391,55 @@ static int cmd_show(int argc, char **argv)
 		dev_state_free(&d);
 		return rc;
 	}
+	range = d.t.policy == POL_RANGE_BW;
+	rc = report_open(group_cols, group_ncols,
+			 range ? GROUP_DEFAULT_RANGE : GROUP_DEFAULT_WEIGHT, &ro, &r);
+	if (rc)
+		goto out;
 	below = devstr_name(d.t.device);
 	wsum = dg_weight_sum(d.t.dg, &d, &members);
 	dn.dev = d.name;
 	state_load(&dn.s);
-	if (json) {
-		printf("{\"name\":");
-		json_string(stdout, d.name);
-		printf(",\"devt\":\"%u:%u\",\"sectors\":%llu,\"device\":", d.info.major,
-		       d.info.minor, (unsigned long long)d.len);
-		json_string(stdout, below);
-		printf(",\"device_devt\":\"%s\",\"device_group\":", d.t.device);
-		json_string(stdout, d.t.dg);
-		printf(",\"device_group_members\":[");
-		{
-			char *m = members ? xstrdup(members) : xstrdup(""), *tok, *save = NULL;
-			bool first = true;
-
-			for (tok = strtok_r(m, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
-				printf("%s", first ? "" : ",");
-				json_string(stdout, tok);
-				first = false;
-			}
-			free(m);
-		}
-		printf("],\"type\":\"%s\",\"policy\":\"%s\",\"io_throttle\":%u,\"io_limit\":%u,"
-		       "\"token_base\":%u,\"suspended\":%s,\"open_count\":%d,\"wraps\":",
-		       gtype_names[d.t.type], policy_names[d.t.policy], d.t.io_throttle,
-		       d.t.io_limit, d.t.token_base, d.info.suspended ? "true" : "false",
-		       d.info.open_count);
-		if (d.wraps)
-			json_string(stdout, d.wraps);
-		else
-			printf("null");
-		printf(",\"groups\":[");
-	} else {
-		printf("name:          %s (%u:%u), %llu sectors (%.1f MiB)%s\n", d.name, d.info.major,
-		       d.info.minor, (unsigned long long)d.len, d.len / 2048.0,
-		       d.info.suspended ? ", SUSPENDED" : "");
-		if (d.wraps)
-			printf("wraps:         logical volume %s\n", d.wraps);
-		printf("device:        %s (%s)\n", below, d.t.device);
-		printf("device group:  %s (devices: %s)\n", d.t.dg, members ? members : d.name);
-		printf("settings:      policy %s, io_throttle %u, io_limit %u, token_base %u\n",
-		       policy_names[d.t.policy], d.t.io_throttle, d.t.io_limit, d.t.token_base);
-		printf("group type:    %s\n\n", gtype_names[d.t.type]);
-		printf("%-20s %-20s %10s %6s %10s %9s %10s %10s %9s %10s\n", "GROUP", "NAME",
-		       d.t.policy == POL_RANGE_BW ? "RANGE-KB/s" : "WEIGHT", "SHARE", "READS", "R-DELAYED", "READ-MiB", "WRITES",
-		       "W-DELAYED", "WRITE-MiB");
-	}
 	for (i = 0; i < s.ngroups; i++) {
 		const struct group_stats *g = &s.groups[i];
 		const struct group_conf *c = group_conf_of(&d.t, g->id);
-		bool range = d.t.policy == POL_RANGE_BW;
-		uint32_t w = c ? c->weight : 0;
 		char *gname = diff_name(d.t.type, g->id, &dn);
-		double share = wsum ? 100.0 * w / wsum : 0;
-		char val[32], sharebuf[16];
+		double share = wsum ? (double)(c ? c->weight : 0) / wsum : 0;
+		char text[16], json[16];
 
-		if (range)
-			snprintf(val, sizeof(val), "%u:%u", c ? c->min_kbps : 0, c ? c->max_kbps : 0);
-		else
-			snprintf(val, sizeof(val), "%u", w);
-		if (range)
-			snprintf(sharebuf, sizeof(sharebuf), "-");
-		else
-			snprintf(sharebuf, sizeof(sharebuf), "%.1f%%", share);
-		if (json) {
-			printf("%s{\"id\":%lld,\"name\":", i ? "," : "", (long long)g->id);
-			if (gname)
-				json_string(stdout, gname);
-			else
-				printf("null");
-			if (range)
-				printf(",\"weight\":null,\"min_kbps\":%u,\"max_kbps\":%u,\"share\":null",
-				       c ? c->min_kbps : 0, c ? c->max_kbps : 0);
-			else
-				printf(",\"weight\":%u,\"share\":%.4f", w, share / 100);
-			printf(",\"reads\":%llu,\"delayed_reads\":%llu,"
-			       "\"read_sectors\":%llu,\"writes\":%llu,\"delayed_writes\":%llu,"
-			       "\"write_sectors\":%llu}",
-			       (unsigned long long)g->reads, (unsigned long long)g->delayed_reads,
-			       (unsigned long long)g->read_sectors, (unsigned long long)g->writes,
-			       (unsigned long long)g->delayed_writes,
-			       (unsigned long long)g->write_sectors);
+		report_group_conf(r, g->id, gname, c, range);
+		if (range) {
+			report_cell(r, "-", NULL);
 		} else {
-			char idbuf[24];
-
-			if (g->id == DEFAULT_GROUP)
-				snprintf(idbuf, sizeof(idbuf), "default");
-			else
-				snprintf(idbuf, sizeof(idbuf), "%lld", (long long)g->id);
-			printf("%-20s %-20s %10s %6s %10llu %9llu %10.1f %10llu %9llu %10.1f\n",
-			       idbuf, gname ? gname : "-", val, sharebuf,
-			       (unsigned long long)g->reads, (unsigned long long)g->delayed_reads,
-			       g->read_sectors / 2048.0, (unsigned long long)g->writes,
-			       (unsigned long long)g->delayed_writes, g->write_sectors / 2048.0);
+			snprintf(text, sizeof(text), "%.1f%%", 100 * share);
+			snprintf(json, sizeof(json), "%.4f", share);
+			report_cell(r, text, json);
 		}
+		report_u64(r, g->reads);
+		report_u64(r, g->delayed_reads);
+		report_sectors(r, g->read_sectors);
+		report_u64(r, g->writes);
+		report_u64(r, g->delayed_writes);
+		report_sectors(r, g->write_sectors);
 		free(gname);
 	}
-	/* groups given by paths no cgroup has now: attached when one does */
-	if (json)
-		printf("],\"waiting\":[");
-	for (i = 0; i < dn.s.n; i++) {
-		const struct pg_entry *e = &dn.s.e[i];
-		char val[32];
-
-		if (strcmp(e->dev, d.name) || (e->id && table_find(&d.t, e->id)))
-			continue;
-		if (d.t.policy == POL_RANGE_BW)
-			snprintf(val, sizeof(val), "%u:%u", e->min_kbps, e->max_kbps);
-		else
-			snprintf(val, sizeof(val), "%u", e->weight);
-		if (json) {
-			printf("%s{\"path\":", nwait++ ? "," : "");
-			json_string(stdout, e->path);
-			printf(",\"weight\":%u,\"min_kbps\":%u,\"max_kbps\":%u}", e->weight,
-			       e->min_kbps, e->max_kbps);
-		} else {
-			printf("%-20s %-20s %10s %6s  (no cgroup yet)\n", "waiting", e->path, val, "-");
-		}
+	if (ro.json) {
+		show_json_head(&d, below, members);
+		show_json_groups(r, &d, &dn.s);
+	} else {
+		show_waiting_rows(r, &d, &dn.s);
+		if (!ro.noheadings)
+			show_text_head(&d, below, members);
+		report_print(r, stdout);
 	}
-	if (json)
-		printf("]}\n");
+	report_free(r);
 	pg_free(&dn.s);
 	free(members);
 	free(below);
+out:
 	status_free(&s);
 	dev_state_free(&d);
-	return EX_OK;
+	return rc;
 }
 
 /* ---- set / attach / detach ----------------------------------------------- */
@@ -1561,14 +1732,65 @@ static uint64_t delta(uint64_t now, uint64_t before)
 	return now >= before ? now - before : now;	/* reset: counted from 0 */
 }
 
-static void top_report(const char *name, const struct ioband_table *t,
-		       const struct ioband_status *prev, const struct ioband_status *cur,
-		       double dt, bool json, bool tty, struct diff_names *dn)
+/* A number and its JSON, with @prec decimals. */
+static void report_num(struct report *r, double v, int prec)
+{
+	char buf[48];
+
+	snprintf(buf, sizeof(buf), "%.*f", prec, v);
+	report_cell(r, buf, buf);
+}
+
+/* One row of top: group @g's counts since @p (NULL: none before), over @dt seconds. */
+static void top_row(struct report *r, const struct ioband_table *t, const struct group_stats *g,
+		    const struct group_stats *p, double dt, uint64_t total, struct diff_names *dn)
+{
+	uint64_t rs = delta(g->read_sectors, p ? p->read_sectors : 0);
+	uint64_t ws = delta(g->write_sectors, p ? p->write_sectors : 0);
+	uint64_t rd = delta(g->reads, p ? p->reads : 0);
+	uint64_t wr = delta(g->writes, p ? p->writes : 0);
+	uint64_t dr = delta(g->delayed_reads, p ? p->delayed_reads : 0);
+	uint64_t dw = delta(g->delayed_writes, p ? p->delayed_writes : 0);
+	double share = total ? (double)(rs + ws) / total : 0;
+	char *gname = diff_name(t->type, g->id, dn);
+	char text[16], json[48];
+
+	report_group_conf(r, g->id, gname, table_find(t, g->id), t->policy == POL_RANGE_BW);
+	free(gname);
+	snprintf(json, sizeof(json), "%.0f", rs * 512.0 / dt);
+	report_size(r, rs * 512.0 / dt, json);
+	snprintf(json, sizeof(json), "%.0f", ws * 512.0 / dt);
+	report_size(r, ws * 512.0 / dt, json);
+	report_num(r, rd / dt, 1);
+	report_num(r, wr / dt, 1);
+	report_num(r, (dr + dw) / dt, 1);
+	report_num(r, dr / dt, 1);
+	report_num(r, dw / dt, 1);
+	report_u64(r, rd);
+	report_u64(r, wr);
+	report_sectors(r, rs);
+	report_sectors(r, ws);
+	report_u64(r, dr);
+	report_u64(r, dw);
+	snprintf(text, sizeof(text), "%.1f%%", 100 * share);
+	snprintf(json, sizeof(json), "%.4f", share);
+	report_cell(r, text, json);
+}
+
+static int top_report(const char *name, const struct ioband_table *t,
+		      const struct ioband_status *prev, const struct ioband_status *cur,
+		      double dt, const struct report_opts *ro, bool tty, struct diff_names *dn)
 {
 	uint64_t total = 0;
 	size_t i;
 	struct timespec wall;
+	struct report *r;
+	int rc;
 
+	rc = report_open(top_cols, top_ncols,
+			 t->policy == POL_RANGE_BW ? TOP_DEFAULT_RANGE : TOP_DEFAULT_WEIGHT, ro, &r);
+	if (rc)
+		return rc;
 	clock_gettime(CLOCK_REALTIME, &wall);
 	for (i = 0; i < cur->ngroups; i++) {
 		const struct group_stats *g = &cur->groups[i], *p = status_find(prev, g->id);
@@ -1577,12 +1799,17 @@ static void top_report(const char *name, const struct ioband_table *t,
 			 delta(g->write_sectors, p ? p->write_sectors : 0);
 	}
 	names_refresh();
-	if (json) {
-		printf("{\"name\":");
+	for (i = 0; i < cur->ngroups; i++)
+		top_row(r, t, &cur->groups[i], status_find(prev, cur->groups[i].id), dt, total, dn);
+	if (ro->json) {
+		report_json_open(stdout);
+		printf(",\"name\":");
 		json_string(stdout, name);
 		printf(",\"time\":%.3f,\"interval\":%.3f,\"device_group\":", ts_sec(&wall), dt);
 		json_string(stdout, t->dg);
-		printf(",\"groups\":[");
+		printf(",\"groups\":");
+		report_print_json(r, stdout);
+		printf("}\n");
 	} else {
 		char when[32];
 		struct tm tm;
@@ -1591,77 +1818,25 @@ static void top_report(const char *name, const struct ioband_table *t,
 		strftime(when, sizeof(when), "%H:%M:%S", &tm);
 		if (tty)
 			printf("\033[H\033[2J");
-		printf("%s  device group %s  type %s  policy %s  interval %.1fs  %s\n", name, t->dg,
-		       gtype_names[t->type], policy_names[t->policy], dt, when);
-		printf("%-20s %-16s %10s %11s %11s %9s %9s %9s %6s\n", "GROUP", "NAME",
-		       t->policy == POL_RANGE_BW ? "RANGE-KB/s" : "WEIGHT",
-		       "READ-MiB/s", "WRITE-MiB/s", "READ-IOPS", "WRITE-IOPS", "DELAYED/s", "SHARE");
+		if (!ro->noheadings)
+			printf("%s  device group %s  type %s  policy %s  interval %.1fs  %s\n", name,
+			       t->dg, gtype_names[t->type], policy_names[t->policy], dt, when);
+		report_print(r, stdout);
+		if (!tty)
+			putchar('\n');
 	}
-	for (i = 0; i < cur->ngroups; i++) {
-		const struct group_stats *g = &cur->groups[i], *p = status_find(prev, g->id);
-		const struct group_conf *c = table_find(t, g->id);
-		uint64_t rs = delta(g->read_sectors, p ? p->read_sectors : 0);
-		uint64_t ws = delta(g->write_sectors, p ? p->write_sectors : 0);
-		uint64_t r = delta(g->reads, p ? p->reads : 0);
-		uint64_t w = delta(g->writes, p ? p->writes : 0);
-		uint64_t dr = delta(g->delayed_reads, p ? p->delayed_reads : 0);
-		uint64_t dw = delta(g->delayed_writes, p ? p->delayed_writes : 0);
-		double share = total ? (double)(rs + ws) / total : 0;
-		char *gname = diff_name(t->type, g->id, dn);
-
-		if (json) {
-			printf("%s{\"id\":%lld,\"name\":", i ? "," : "", (long long)g->id);
-			if (gname)
-				json_string(stdout, gname);
-			else
-				printf("null");
-			if (t->policy == POL_RANGE_BW)
-				printf(",\"min_kbps\":%u,\"max_kbps\":%u", c ? c->min_kbps : 0,
-				       c ? c->max_kbps : 0);
-			else
-				printf(",\"weight\":%u", c ? c->weight : 0);
-			printf(",\"read_bytes_per_s\":%.0f,\"write_bytes_per_s\":%.0f,"
-			       "\"read_iops\":%.1f,\"write_iops\":%.1f,\"delayed_reads_per_s\":%.1f,"
-			       "\"delayed_writes_per_s\":%.1f,\"reads\":%llu,\"writes\":%llu,"
-			       "\"read_sectors\":%llu,\"write_sectors\":%llu,\"delayed_reads\":%llu,"
-			       "\"delayed_writes\":%llu,\"share\":%.4f}",
-			       rs * 512.0 / dt, ws * 512.0 / dt, r / dt, w / dt,
-			       dr / dt, dw / dt, (unsigned long long)r, (unsigned long long)w,
-			       (unsigned long long)rs, (unsigned long long)ws,
-			       (unsigned long long)dr, (unsigned long long)dw, share);
-		} else {
-			char idbuf[24];
-
-			if (g->id == DEFAULT_GROUP)
-				snprintf(idbuf, sizeof(idbuf), "default");
-			else
-				snprintf(idbuf, sizeof(idbuf), "%lld", (long long)g->id);
-			char val[32];
-
-			if (t->policy == POL_RANGE_BW)
-				snprintf(val, sizeof(val), "%u:%u", c ? c->min_kbps : 0,
-					 c ? c->max_kbps : 0);
-			else
-				snprintf(val, sizeof(val), "%u", c ? c->weight : 0);
-			printf("%-20s %-16s %10s %11.2f %11.2f %9.0f %10.0f %9.0f %5.1f%%\n", idbuf,
-			       gname ? gname : "-", val, rs / 2048.0 / dt,
-			       ws / 2048.0 / dt, r / dt, w / dt, (dr + dw) / dt, 100 * share);
-		}
-		free(gname);
-	}
-	if (json)
-		printf("]}\n");
-	else if (!tty)
-		putchar('\n');
+	report_free(r);
 	fflush(stdout);
+	return EX_OK;
 }
 
 static int cmd_top(int argc, char **argv)
 {
 	static const struct opt opts[] = {
-		{ "json", 'j', false, O_JSON }, { "count", 'c', true, O_COUNT },
+		REPORT_OPTV, { "count", 'c', true, O_COUNT },
 		{ "interval", 'i', true, O_INTERVAL }, { NULL, 0, false, 0 },
 	};
+	struct report_opts ro;
 	struct optstate st;
 	struct dev_state d;
 	struct ioband_status prev = { 0 }, cur = { 0 };
@@ -1670,18 +1845,23 @@ static int cmd_top(int argc, char **argv)
 	char name[DM_NAME_MAX + 1], *end;
 	double interval = 1.0;
 	uint64_t count = 0, done = 0;
-	bool json = false, tty;
+	bool tty, listed;
 	int id, rc;
 
 	opt_begin(&st, argc, argv);
+	report_opts_init(&ro);
 	while ((id = next_opt(&st, opts)) > 0) {
+		rc = report_opt(&ro, id, st.arg);
+		if (rc) {
+			if (rc > 0)
+				continue;
+			id = -1;
+			break;
+		}
 		switch (id) {
 		case O_HELP:
 			free(st.pos);
 			return help_exit();
-		case O_JSON:
-			json = true;
-			break;
 		case O_COUNT:
 			if (parse_u64(st.arg, UINT32_MAX, &count) || !count) {
 				free(st.pos);
@@ -1699,9 +1879,10 @@ static int cmd_top(int argc, char **argv)
 			break;
 		}
 	}
-	if (id < 0 || st.npos != 1) {
+	rc = id < 0 ? EX_USAGE : report_check(top_cols, top_ncols, TOP_DEFAULT_WEIGHT, &ro, &listed);
+	if (rc || listed || st.npos != 1) {
 		free(st.pos);
-		return id < 0 ? EX_USAGE : usage_error("expected one NAME");
+		return rc || listed ? rc : usage_error("expected one NAME");
 	}
 	rc = resolve_name(st.pos[0], name, sizeof(name));
 	free(st.pos);
@@ -1713,7 +1894,7 @@ static int cmd_top(int argc, char **argv)
 	rc = load_status(name, &prev);
 	if (rc)
 		goto out;
-	tty = !json && isatty(STDOUT_FILENO);
+	tty = !ro.json && isatty(STDOUT_FILENO);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	clock_gettime(CLOCK_MONOTONIC, &tprev);
@@ -1753,8 +1934,10 @@ static int cmd_top(int argc, char **argv)
 			dt = interval;
 		dn.dev = name;
 		state_load(&dn.s);
-		top_report(name, &d.t, &prev, &cur, dt, json, tty, &dn);
+		rc = top_report(name, &d.t, &prev, &cur, dt, &ro, tty, &dn);
 		pg_free(&dn.s);
+		if (rc)
+			goto out;
 		status_free(&prev);
 		prev = cur;
 		memset(&cur, 0, sizeof(cur));

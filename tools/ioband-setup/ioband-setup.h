@@ -4,9 +4,10 @@
  *
  * parse.c holds everything that needs neither the kernel nor the system's
  * databases (table and status lines, GROUP specs, values, /etc/iobandtab);
- * it is what tests/unit-style checks (make check) exercise.  names.c
- * resolves names against the running system, dm.c talks to device-mapper
- * through libdevmapper, ioband-setup.c holds the commands.
+ * it is what tests/unit-style checks (make check) exercise, with report.c
+ * (the tables of list, show and top: report.h).  names.c resolves names
+ * against the running system, dm.c talks to device-mapper through
+ * libdevmapper, ioband-setup.c holds the commands.
  */
 #ifndef IOBAND_SETUP_H
 #define IOBAND_SETUP_H

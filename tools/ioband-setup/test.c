@@ -2,13 +2,15 @@
 /*
  * Unit tests of ioband-setup's pure parts (parse.c): GROUP specs with a
  * fake user, group and cgroup database, set values, iobandtab lines,
- * table and status lines, table diffs, LV names.  make check; the last
+ * table and status lines, table diffs, LV names, reports (report.c).
+ * make check; the last
  * line reads "N passed, N failed".
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ioband-setup.h"
+#include "report.h"
 
 static int passed, failed;
 
@@ -623,6 +625,243 @@ static void test_json(void)
 	free(buf);
 }
 
+/* ---- reports (report.c) -------------------------------------------------- */
+
+/* One row of list's columns: a device of @sectors, its other cells fixed. */
+static void list_row(struct report *r, const char *name, const char *policy, uint64_t sectors)
+{
+	report_row(r);
+	report_str(r, name);
+	report_str(r, "/dev/sdb");
+	report_str(r, "8:16");
+	report_str(r, "dg");
+	report_str(r, "cgroup");
+	report_str(r, policy);
+	report_u64(r, 12);
+	report_str(r, NULL);
+	report_sectors(r, sectors);
+	report_u64(r, 0);
+	report_u64(r, 128);
+	report_u64(r, 256);
+	report_i64(r, 1);
+	report_cell(r, "no", "false");
+}
+
+/*
+ * list's report of two devices (weight-iosize, then @name2 weight-time) with
+ * @o and -o @cols: its text (or JSON), malloc'ed, or NULL with @err.
+ */
+static char *list_report(const char *cols, struct report_opts o, const char *name2,
+			 char *err, size_t errlen)
+{
+	struct report *r;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int rc;
+
+	o.columns = cols;
+	rc = report_new("list", list_cols, list_ncols, LIST_DEFAULT, &o, f, &r, err, errlen);
+	if (rc < 0) {
+		fclose(f);
+		free(buf);
+		return NULL;
+	}
+	if (r) {
+		list_row(r, "d1", "weight-iosize", 131072);
+		list_row(r, name2, "weight-time", 2048);
+		if (o.json)
+			report_print_json_doc(r, "devices", f);
+		else
+			report_print(r, f);
+		report_free(r);
+	}
+	fclose(f);
+	return buf;
+}
+
+static void report_ok(const char *cols, struct report_opts o, const char *name2,
+		      const char *want, const char *what)
+{
+	char err[256] = "";
+	char *got = list_report(cols, o, name2, err, sizeof(err));
+
+	CHECK(got && !strcmp(got, want), "%s: -o %s: got\n%s(err '%s'), want\n%s", what,
+	      cols ? cols : "(none)", got ? got : "NULL\n", err, want);
+	free(got);
+}
+
+static void report_bad(const char *cols, struct report_opts o, const char *want_err)
+{
+	char err[256] = "";
+	char *got = list_report(cols, o, "d2", err, sizeof(err));
+
+	CHECK(!got && !strcmp(err, want_err), "-o '%s': got '%s', err '%s' (want '%s')",
+	      cols ? cols : "(none)", got ? got : "a report", err, want_err);
+	free(got);
+}
+
+static void test_report(void)
+{
+	static const char *const long_name = "a-device-name-of-forty-characters-long-x";
+	struct report_opts o, sep, noh, json;
+	char err[256], want[1024];
+	int u;
+
+	report_opts_init(&o);
+	/* the default set; numbers right-aligned, widths from the content */
+	report_ok(NULL, o, "d2",
+		  "NAME  DEVICE    DEVICE-GROUP  TYPE    POLICY         GROUPS  WRAPS\n"
+		  "d1    /dev/sdb  dg            cgroup  weight-iosize      12  -\n"
+		  "d2    /dev/sdb  dg            cgroup  weight-time        12  -\n", "default");
+	report_ok("name,policy", o, "d2",
+		  "NAME  POLICY\n"
+		  "d1    weight-iosize\n"
+		  "d2    weight-time\n", "selected");
+	report_ok("policy,name", o, "d2",
+		  "POLICY         NAME\n"
+		  "weight-iosize  d1\n"
+		  "weight-time    d2\n", "in the order given");
+	report_ok("name,open-count,name", o, "d2",
+		  "NAME  OPEN\n"
+		  "d1       1\n"
+		  "d2       1\n", "'-' for '_', each column once");
+	report_ok("+sectors,io_limit", o, "d2",
+		  "NAME  DEVICE    DEVICE-GROUP  TYPE    POLICY         GROUPS  WRAPS  SIZE-MiB  IO-LIMIT\n"
+		  "d1    /dev/sdb  dg            cgroup  weight-iosize      12  -         64.00       128\n"
+		  "d2    /dev/sdb  dg            cgroup  weight-time        12  -          1.00       128\n",
+		  "+COL");
+	/* a long name widens its column, the next ones stay aligned */
+	snprintf(want, sizeof(want),
+		 "NAME                                      POLICY         GROUPS\n"
+		 "d1                                        weight-iosize      12\n"
+		 "%s  weight-time        12\n", long_name);
+	report_ok("name,policy,groups", o, long_name, want, "long name");
+	sep = o;
+	CHECK(!report_separator_parse(&sep, ":", err, sizeof(err)), "%s", err);
+	snprintf(want, sizeof(want), "NAME:POLICY:GROUPS\nd1:weight-iosize:12\n%s:weight-time:12\n",
+		 long_name);
+	report_ok("name,policy,groups", sep, long_name, want, "separator: no padding");
+	CHECK(report_separator_parse(&sep, "", err, sizeof(err)) &&
+	      !strcmp(err, "--separator must not be empty"), "empty separator: '%s'", err);
+	noh = o;
+	noh.noheadings = true;
+	report_ok("name,policy", noh, "d2", "d1  weight-iosize\nd2  weight-time\n", "--noheadings");
+	sep.noheadings = true;
+	report_ok("name,policy", sep, "d2", "d1:weight-iosize\nd2:weight-time\n",
+		  "--noheadings --separator");
+
+	/* units: 131072 and 2048 sectors (64 MiB, 1 MiB), powers of 1024 (unpadded) */
+	{
+		static const char *const names[] = { "b", "s", "k", "m", "g" };
+		static const char *const wants[] = {
+			"67108864\n1048576\n", "131072\n2048\n",
+			"65536.00\n1024.00\n", "64.00\n1.00\n", "0.06\n0.00\n",
+		};
+
+		for (u = 0; u < 5; u++) {
+			struct report_opts uo = sep;
+
+			CHECK(!report_units_parse(&uo, names[u], err, sizeof(err)), "%s", err);
+			report_ok("sectors", uo, "d2", wants[u], names[u]);
+		}
+		sep.noheadings = false;
+		CHECK(!report_units_parse(&sep, "s", err, sizeof(err)), "%s", err);
+		report_ok("name,sectors", sep, "d2", "NAME:SIZE-SECTORS\nd1:131072\nd2:2048\n",
+			  "the unit in the heading");
+		CHECK(report_units_parse(&o, "K", err, sizeof(err)) &&
+		      !strcmp(err, "unknown unit 'K' (b, s, k, m or g: bytes, 512-byte sectors, "
+				   "KiB, MiB, GiB)"), "unit K: '%s'", err);
+		CHECK(report_units_parse(&o, "", err, sizeof(err)) && o.units == -1,
+		      "empty unit: '%s', units %d", err, o.units);
+	}
+	{
+		char *t = report_unit_text(3 * 1024.0 * 1024 * 1024 / 2, RU_GIB);
+
+		CHECK(!strcmp(t, "1.50"), "1.5 GiB: %s", t);
+		free(t);
+		t = report_unit_text(1536, RU_SECTORS);
+		CHECK(!strcmp(t, "3"), "1536 bytes in sectors: %s", t);
+		free(t);
+	}
+
+	/* a row with empty cells at its end and a note (show's waiting groups) */
+	{
+		static const char *const seps[] = { NULL, ":" };
+		static const char *const wants[] = {
+			"NAME           GROUPS  POLICY\n"
+			"d1                 12  weight-iosize\n"
+			"a-longer-name  (no cgroup yet)\n",
+			"NAME:GROUPS:POLICY\nd1:12:weight-iosize\na-longer-name::\n",
+		};
+
+		for (u = 0; u < 2; u++) {
+			struct report_opts no = o;
+			struct report *r;
+			char *buf = NULL;
+			size_t len = 0, i;
+			FILE *f = open_memstream(&buf, &len);
+
+			no.columns = "name,groups,policy";
+			no.separator = seps[u];
+			CHECK(!report_new("list", list_cols, list_ncols, LIST_DEFAULT, &no, f, &r,
+					  err, sizeof(err)) && r, "%s", err);
+			list_row(r, "d1", "weight-iosize", 0);
+			report_row(r);
+			report_str(r, "a-longer-name");
+			for (i = 1; i < list_ncols; i++)
+				report_cell(r, "", NULL);
+			report_note(r, "(no cgroup yet)");
+			report_print(r, f);
+			report_free(r);
+			fclose(f);
+			CHECK(!strcmp(buf, wants[u]), "note, separator %s: got\n%swant\n%s",
+			      seps[u] ? seps[u] : "none", buf, wants[u]);
+			free(buf);
+		}
+	}
+
+	/* bad columns: an error naming the problem, no report */
+	report_bad("foo", o, "unknown column 'foo' (ioband-setup list -o help lists them)");
+	report_bad("name,foo", o, "unknown column 'foo' (ioband-setup list -o help lists them)");
+	report_bad("", o, "-o needs at least one column (ioband-setup list -o help lists them)");
+	report_bad("+", o, "-o needs at least one column (ioband-setup list -o help lists them)");
+	report_bad("name,,policy", o, "empty column name in '-o name,,policy'");
+	report_bad("+name,", o, "empty column name in '-o +name,'");
+	{
+		char *h = list_report("help", o, "d2", err, sizeof(err));
+
+		CHECK(h && strstr(h, "\n  device_group  the device group\n") &&
+		      strstr(h, "\n  sectors       the device's size"), "-o help:\n%s", h);
+		free(h);
+	}
+
+	/* JSON: the version, every column unless -o says, strings escaped */
+	report_opts_init(&json);
+	CHECK(!report_format_parse(&json, "json", err, sizeof(err)) && json.json, "%s", err);
+	report_ok("name,wraps,sectors,suspended", json, "a\"b\\c\n",
+		  "{\"report_version\":1,\"devices\":[{\"name\":\"d1\",\"wraps\":null,"
+		  "\"sectors\":131072,\"suspended\":false},{\"name\":\"a\\\"b\\\\c\\n\","
+		  "\"wraps\":null,\"sectors\":2048,\"suspended\":false}]}\n", "JSON");
+	{
+		static const char every[] =
+			"{\"report_version\":1,\"devices\":[{\"name\":\"d1\",\"device\":\"/dev/sdb\","
+			"\"devt\":\"8:16\",\"device_group\":\"dg\",\"type\":\"cgroup\","
+			"\"policy\":\"weight-iosize\",\"groups\":12,\"wraps\":null,\"sectors\":131072,"
+			"\"io_throttle\":0,\"io_limit\":128,\"token_base\":256,\"open_count\":1,"
+			"\"suspended\":false},";
+		char *j = list_report(NULL, json, "d2", err, sizeof(err));
+
+		CHECK(j && !strncmp(j, every, strlen(every)), "JSON, every column: %s", j);
+		free(j);
+	}
+	CHECK(report_format_parse(&json, "xml", err, sizeof(err)) &&
+	      !strcmp(err, "unknown report format 'xml' (basic or json)"), "xml: '%s'", err);
+	json.units = RU_KIB;
+	report_bad("name", json, "--units, --separator and --noheadings shape the text report, "
+				 "not JSON (whose sizes are always in sectors or bytes)");
+}
+
 int main(void)
 {
 	test_specs();
@@ -633,6 +872,7 @@ int main(void)
 	test_names();
 	test_pathgroups();
 	test_json();
+	test_report();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

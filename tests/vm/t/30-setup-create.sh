@@ -82,10 +82,10 @@ assert_eq "$1 $3 $4 $5 $8" "$idb 50 10.6% 0 3" "show row of sc-batch"
 set -- $(echo "$out" | awk '$1 == "default"')
 assert_eq "$2 $3 $4" "default 20 4.3%" "show row of the default group"
 expect 0 ioband-setup show /dev/mapper/d2 --json
-contains "\"name\":\"d2\""
+contains "{\"report_version\":1,\"name\":\"d2\""
 contains "\"device_group\":\"shared\",\"device_group_members\":[\"d2\"],\"type\":\"cgroup\",\"policy\":\"weight-time\",\"io_throttle\":4,\"io_limit\":64,\"token_base\":512"
-contains "{\"id\":$idw,\"name\":\"/sc-web\",\"weight\":400,\"share\":0.8511,\"reads\":17,\"delayed_reads\":0,\"read_sectors\":136,\"writes\":0"
-contains "{\"id\":$idb,\"name\":\"/sc-batch\",\"weight\":50,\"share\":0.1064,\"reads\":0,\"delayed_reads\":0,\"read_sectors\":0,\"writes\":3,\"delayed_writes\":0,\"write_sectors\":24}"
+contains "{\"id\":$idw,\"name\":\"/sc-web\",\"weight\":400,\"min_kbps\":null,\"max_kbps\":null,\"range\":null,\"share\":0.8511,\"reads\":17,\"delayed_reads\":0,\"read_sectors\":136,\"writes\":0"
+contains "{\"id\":$idb,\"name\":\"/sc-batch\",\"weight\":50,\"min_kbps\":null,\"max_kbps\":null,\"range\":null,\"share\":0.1064,\"reads\":0,\"delayed_reads\":0,\"read_sectors\":0,\"writes\":3,\"delayed_writes\":0,\"write_sectors\":24}"
 expect 0 ioband-setup show "$(dm_node d2)"
 contains "device group:  shared"
 
@@ -126,8 +126,8 @@ expect 2 ioband-setup show d2 -x
 contains "unknown option '-x'"
 expect 3 ioband-setup show /dev/mapper/nosuch
 expect 0 ioband-setup list --json
-contains "{\"name\":\"d2\",\"device\":\"$nb\",\"devt\":\"$mm\",\"device_group\":\"shared\",\"type\":\"cgroup\",\"policy\":\"weight-time\",\"groups\":2,\"wraps\":null}"
-case $out in \[*\]) ;; *) fail "list --json is not an array: $out" ;; esac
+contains "{\"name\":\"d2\",\"device\":\"$nb\",\"devt\":\"$mm\",\"device_group\":\"shared\",\"type\":\"cgroup\",\"policy\":\"weight-time\",\"groups\":2,\"wraps\":null,\"sectors\":$sz,\"io_throttle\":4,\"io_limit\":64,\"token_base\":512,\"open_count\":0,\"suspended\":false}"
+case $out in "{\"report_version\":1,\"devices\":["*"]}") ;; *) fail "list --json is not report version 1's object of devices: $out" ;; esac
 
 # ---- create: refused, and nothing left behind ---------------------------------------------
 nb3=$(nullb_create sc2 16)
@@ -198,7 +198,7 @@ contains "RANGE-KB/s"
 set -- $(echo "$out" | awk '$1 == 6')
 assert_eq "$3 $4" "1024:2048 -" "range-bw row"
 expect 0 ioband-setup show rb --json
-contains "{\"id\":5,\"name\":null,\"weight\":null,\"min_kbps\":10,\"max_kbps\":0,\"share\":null,"
+contains "{\"id\":5,\"name\":null,\"weight\":null,\"min_kbps\":10,\"max_kbps\":0,\"range\":\"10:0\",\"share\":null,"
 expect 0 ioband-setup remove rb
 
 # ---- remove ----------------------------------------------------------------------------
@@ -222,7 +222,7 @@ gone d2
 expect 0 ioband-setup list
 assert_eq "$out" "" "list with no ioband device"
 expect 0 ioband-setup list --json
-assert_eq "$out" "[]" "list --json with no ioband device"
+assert_eq "$out" '{"report_version":1,"devices":[]}' "list --json with no ioband device"
 # ---- the kernel's own reason: the target is not there ------------------------------
 # No ioband device is left; unload the modules and make autoloading fail.
 mp=$(cat /proc/sys/kernel/modprobe)
