@@ -48,7 +48,7 @@ capped() {
 	if [ "$h" -le $((n / 10)) ]; then
 		UNJUDGED+="$what: $BW KiB/s with $h of $n bios held (the guest, not the cap, was the limit); "
 	elif [ "$STALL_MS" -gt 2000 ]; then
-		UNJUDGED+="$what: $BW KiB/s, the guest stood still $STALL_MS ms of the 4 s; "
+		UNJUDGED+="$what: $BW KiB/s, the guest stood still $STALL_MS ms while its 4 s job ran; "
 	else
 		[ "$BW" -ge $((cap * 80 / 100 * (4000 - STALL_MS) / 4000)) ] ||
 			fail "$what: got only $BW KiB/s with $h of $n bios held (the guest stood still $STALL_MS ms)"

@@ -88,7 +88,7 @@ report range_capped_gap_ms "$gap"
 if [ "$hh" -le $((hr / 10)) ]; then
 	skip "H's rate and gaps not judged: only $hh of its $hr reads were held (the guest, not the cap, was the limit: $hbw KiB/s)"
 elif [ "$STALL_MS" -gt 1000 ]; then
-	skip "H's rate and gaps not judged: the guest stood still $STALL_MS ms of the 6 s ($hbw KiB/s, $long gaps over 250 ms)"
+	skip "H's rate and gaps not judged: the guest stood still $STALL_MS ms while the 6 s jobs ran ($hbw KiB/s, $long gaps over 250 ms)"
 fi
 [ "${hbw:-0}" -ge 320 ] || fail "H capped at 400 KB/s read only $hbw KiB/s"
 # A 4 KiB read costs 10 ms of a 400 KB/s cap.  A budget refilled once a
