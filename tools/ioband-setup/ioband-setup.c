@@ -29,8 +29,6 @@
 #include "report.h"
 
 #define VERSION "1.0"
-#define ORIG_SUFFIX "-iobandorig"
-#define ORIG_UUID_PREFIX "IOBAND-ORIG-"
 
 int verbose, quiet;
 static const char *cmd_name = "";
@@ -141,18 +139,24 @@ static const struct cmd_help {
 	  "  -c, --count N      stop after N reports (default: until interrupted)\n\n"
 	  "The report options shape each report's table (--noheadings drops its\n"
 	  "title line too); with JSON, one object per report and line.\n\n" REPORT_HELP },
-	{ "wrap", "wrap VG/LV [OPTIONS]",
+	{ "wrap", "wrap VG/LV [OPTIONS] | wrap --repair VG/LV",
 	  "Put ioband under an active logical volume, even a mounted one: its current\n"
 	  "table is copied to a new device VG-LV" ORIG_SUFFIX ", and the volume's own\n"
 	  "table is swapped, with suspend, load and resume, for ioband over that copy.\n"
 	  "/dev/VG/LV stays the same device.  A failed step undoes the earlier ones.\n"
-	  "The wrapping lasts until 'unwrap', or until LVM reloads the volume\n"
-	  "(lvextend, lvchange -an...): unwrap before such changes.  Set it up again\n"
-	  "at boot with a wrap line in iobandtab.\n\n"
+	  "LVM commands that reload or deactivate the volume (lvextend, lvreduce,\n"
+	  "lvchange, vgchange -an) put LVM's table back and leave the copy behind,\n"
+	  "stale; 'ioband-setup watch' then removes the copy and wraps the volume\n"
+	  "again with the table it had (recorded in /run/ioband/wraps), and\n"
+	  "'wrap --repair' does it by hand.  Set it up at boot with a wrap line in\n"
+	  "iobandtab.\n\n"
 	  "Options (the device group defaults to the volume's device-mapper name):\n"
-	  SETUP_OPTIONS },
+	  SETUP_OPTIONS
+	  "      --repair            wrap again as recorded (no other options)\n" },
 	{ "unwrap", "unwrap VG/LV",
-	  "Undo 'wrap': swap the volume's table back to the copy's, then remove the copy.\n" },
+	  "Undo 'wrap': swap the volume's table back to the copy's, then remove the copy.\n"
+	  "For a volume LVM unwrapped or deactivated, remove the stale copy and forget\n"
+	  "the wrap.\n" },
 	{ "apply", "apply [FILE] [--dry-run] [--wait SECONDS]",
 	  "Make the devices match FILE (default /etc/iobandtab; - for standard input).\n"
 	  "One device a line, '#' comments:\n\n"
@@ -185,8 +189,9 @@ static const struct cmd_help {
 	  "/run/ioband/groups by create, apply, set, attach, detach, remove, wrap\n"
 	  "and unwrap; watch follows that file and the cgroup tree (inotify) until\n"
 	  "SIGTERM, and prints what it changes.  Under the weight policies it also\n"
-	  "follows the cgroups' io.weight (systemd's IOWeight=), one to one.\n"
-	  "ioband-setup-watch.service runs it.\n\n"
+	  "follows the cgroups' io.weight (systemd's IOWeight=), one to one.  And it\n"
+	  "repairs wrapped volumes that LVM commands unwrapped (see wrap), woken by\n"
+	  "the kernel's uevents.  ioband-setup-watch.service runs it.\n\n"
 	  "  --once   reconcile once and exit\n" },
 	{ "help", "help [COMMAND]", "Help on one command, or the list of commands.\n" },
 };
@@ -248,7 +253,7 @@ int usage_error(const char *fmt, ...)
 enum {
 	O_HELP = 1, O_JSON, O_DG, O_TYPE, O_POLICY, O_WEIGHT, O_GROUP, O_IO_THROTTLE,
 	O_IO_LIMIT, O_TOKEN_BASE, O_CARRYOVER, O_INTERVAL, O_COUNT, O_DRY_RUN, O_WAIT,
-	O_OPTIONS, O_NOHEADINGS, O_SEPARATOR, O_UNITS, O_REPORTFORMAT,
+	O_OPTIONS, O_NOHEADINGS, O_SEPARATOR, O_UNITS, O_REPORTFORMAT, O_REPAIR,
 };
 
 struct opt {
@@ -484,21 +489,28 @@ static int report_check(const struct report_col *cols, size_t ncols, const char 
 	return rc;
 }
 
-static const struct opt setup_optv[] = {
-	{ "device-group", 'd', true, O_DG },
-	{ "type", 't', true, O_TYPE },
-	{ "policy", 'p', true, O_POLICY },
-	{ "weight", 'w', true, O_WEIGHT },
-	{ "group", 'g', true, O_GROUP },
-	{ "io-throttle", 0, true, O_IO_THROTTLE },
-	{ "io-limit", 0, true, O_IO_LIMIT },
-	{ "token-base", 0, true, O_TOKEN_BASE },
-	{ "carryover", 0, true, O_CARRYOVER },
-	{ NULL, 0, false, 0 },
+#define SETUP_OPTV \
+	{ "device-group", 'd', true, O_DG }, \
+	{ "type", 't', true, O_TYPE }, \
+	{ "policy", 'p', true, O_POLICY }, \
+	{ "weight", 'w', true, O_WEIGHT }, \
+	{ "group", 'g', true, O_GROUP }, \
+	{ "io-throttle", 0, true, O_IO_THROTTLE }, \
+	{ "io-limit", 0, true, O_IO_LIMIT }, \
+	{ "token-base", 0, true, O_TOKEN_BASE }, \
+	{ "carryover", 0, true, O_CARRYOVER }
+
+static const struct opt create_optv[] = { SETUP_OPTV, { NULL, 0, false, 0 } };
+static const struct opt wrap_optv[] = {
+	SETUP_OPTV, { "repair", 0, false, O_REPAIR }, { NULL, 0, false, 0 }
 };
 
-/* Parse the options of create and wrap into @o; EX_OK or an exit code. */
-static int parse_setup_opts(struct optstate *st, struct setup_opts *o, bool *help)
+/*
+ * Parse the options of create and wrap (from @opts) into @o; *nset counts
+ * the settings given, and O_REPAIR sets *repair.  EX_OK or an exit code.
+ */
+static int parse_setup_opts(struct optstate *st, const struct opt *opts, struct setup_opts *o,
+			    bool *help, bool *repair, int *nset)
 {
 	static const char *const keys[] = {
 		[O_DG] = "device-group", [O_TYPE] = "type", [O_POLICY] = "policy",
@@ -510,13 +522,19 @@ static int parse_setup_opts(struct optstate *st, struct setup_opts *o, bool *hel
 	int id;
 
 	*help = false;
-	while ((id = next_opt(st, setup_optv)) > 0) {
+	*nset = 0;
+	while ((id = next_opt(st, opts)) > 0) {
 		if (id == O_HELP) {
 			*help = true;
 			return EX_OK;
 		}
+		if (id == O_REPAIR) {
+			*repair = true;
+			continue;
+		}
 		if (setup_opts_set(o, keys[id], st->arg, err, sizeof(err)))
 			return usage_error("%s", err);
+		(*nset)++;
 	}
 	return id < 0 ? EX_USAGE : EX_OK;
 }
@@ -615,7 +633,7 @@ void dev_state_free(struct dev_state *d)
 }
 
 /* VG/LV from a device-mapper name of a logical volume ("a--b-c" -> "a-b/c"). */
-static char *dm_to_vg_lv(const char *dm)
+char *dm_to_vg_lv(const char *dm)
 {
 	char *out = xmalloc(strlen(dm) + 1), *o = out;
 	bool split = false;
@@ -901,12 +919,8 @@ static bool dry_run;
  * Create ioband device @name over @device from @o (the create command and
  * apply).  @what prefixes the messages.  EX_OK or an exit code (printed).
  */
-/*
- * A live device of device group @dg, whose settings a new device must
- * share (the kernel refuses others), in @member; member->name is empty if
- * the group has none yet.  EX_OK or an exit code (printed).
- */
-static int dg_settings(const char *dg, struct dev_state *member)
+/* EX_OK or an exit code (printed); see cmd.h. */
+int dg_settings(const char *dg, struct dev_state *member)
 {
 	struct dev_state *v;
 	size_t n, i;
@@ -1003,11 +1017,11 @@ static int cmd_create(int argc, char **argv)
 	struct dmx_info info;
 	const char *name;
 	bool help;
-	int rc;
+	int rc, nset;
 
 	opt_begin(&st, argc, argv);
 	setup_opts_init(&o);
-	rc = parse_setup_opts(&st, &o, &help);
+	rc = parse_setup_opts(&st, create_optv, &o, &help, NULL, &nset);
 	if (help) {
 		rc = help_exit();
 		goto out;
@@ -1624,6 +1638,8 @@ static int cmd_set_attach(int argc, char **argv, bool attach)
 	rc = gid == DEFAULT_GROUP || d.t.type != GT_CGROUP ? EX_OK :
 	     record_value(d.name, path, gid, has_value || attach, is_range, &v);
 out:
+	if (d.wraps)
+		lvm_record_update(d.name);
 	state_unlock();
 	free(path);
 	free(label);
@@ -1703,6 +1719,8 @@ static int cmd_detach(int argc, char **argv)
 	}
 	note("%s: %s detached", d.name, label);
 out:
+	if (d.wraps)
+		lvm_record_update(d.name);
 	state_unlock();
 	pg_free(&s);
 	free(path);
@@ -1954,13 +1972,7 @@ out:
 
 /* ---- table swaps (wrap, unwrap, apply) ----------------------------------- */
 
-/*
- * Replace the live table of @name by @lines in one swap: load, suspend,
- * resume.  On failure the old table is kept (or put back).  @step names
- * the fault-injection steps (<step>-load, -suspend, -resume).  EX_OK or an
- * exit code; *why describes a failure.
- */
-static int swap_table(const char *name, const struct dm_target_line *lines, size_t n, bool ro,
+int swap_table(const char *name, const struct dm_target_line *lines, size_t n, bool ro,
 		      const char *step, char *why, size_t whylen)
 {
 	char s[64];
@@ -1997,183 +2009,30 @@ static int swap_table(const char *name, const struct dm_target_line *lines, size
 	return EX_OK;
 }
 
-struct lv_ref {
-	char vg_lv[2 * DM_NAME_MAX];
-	char dm[DM_NAME_MAX + 1];
-	char orig[DM_NAME_MAX + 1];
-	struct dmx_info info;
-};
-
-static int lv_lookup(const char *arg, struct lv_ref *lv)
-{
-	char err[256];
-	const char *s = arg;
-
-	if (!strncmp(s, "/dev/", 5))
-		s += 5;
-	snprintf(lv->vg_lv, sizeof(lv->vg_lv), "%s", s);
-	if (lv_dm_name(arg, lv->dm, sizeof(lv->dm), err, sizeof(err)))
-		return errorf(EX_USAGE, "%s", err);
-	if (strlen(lv->dm) + strlen(ORIG_SUFFIX) > DM_NAME_MAX)
-		return errorf(EX_USAGE, "%s: name too long to wrap", arg);
-	snprintf(lv->orig, sizeof(lv->orig), "%s%s", lv->dm, ORIG_SUFFIX);
-	if (dmx_info(lv->dm, &lv->info))
-		return errorf(EX_FAIL, "%s: %s", lv->dm, dmx_why());
-	if (!lv->info.exists)
-		return errorf(EX_NOTFOUND, "no active logical volume %s (no device-mapper device %s)",
-			      lv->vg_lv, lv->dm);
-	if (strncmp(lv->info.uuid, "LVM-", 4))
-		return errorf(EX_CONFLICT, "%s (device-mapper device %s) is not a logical volume",
-			      lv->vg_lv, lv->dm);
-	if (lv->info.suspended)
-		return errorf(EX_CONFLICT, "%s is suspended", lv->vg_lv);
-	return EX_OK;
-}
-
-static uint64_t lines_len(const struct dm_target_line *l, size_t n)
-{
-	uint64_t len = 0;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (l[i].start + l[i].len > len)
-			len = l[i].start + l[i].len;
-	return len;
-}
-
-/* Wrap @lv with the ioband table from @o; EX_OK or an exit code (printed). */
-static int do_wrap(struct lv_ref *lv, const struct setup_opts *o)
-{
-	struct dm_target_line *lines = NULL, ib;
-	struct ioband_table t = { 0 };
-	struct pg_state paths = { 0 };
-	struct dmx_info oinfo;
-	size_t n = 0, i;
-	char uuid[129], devstr[32], why[1024], *params = NULL;
-	uint64_t len;
-	int rc;
-
-	if (dmx_table(lv->dm, false, &lines, &n))
-		return errorf(EX_FAIL, "%s: %s", lv->vg_lv, dmx_why());
-	for (i = 0; i < n; i++) {
-		if (!strcmp(lines[i].type, "ioband")) {
-			rc = errorf(EX_CONFLICT, "%s is wrapped already (its table is ioband)",
-				    lv->vg_lv);
-			goto out;
-		}
-		/*
-		 * The copy opens what the volume's table opens, a second time:
-		 * harmless for plain mappings, not for targets that own their
-		 * data (thin, snapshot, cache, raid...).
-		 */
-		if (strcmp(lines[i].type, "linear") && strcmp(lines[i].type, "striped")) {
-			rc = errorf(EX_CONFLICT, "%s's table uses the %s target; only linear and striped volumes can be wrapped",
-				    lv->vg_lv, lines[i].type);
-			goto out;
-		}
-	}
-	if (!n) {
-		rc = errorf(EX_FAIL, "%s has no table", lv->vg_lv);
-		goto out;
-	}
-	len = lines_len(lines, n);
-	/* Everything checked before anything is made: the table over a dummy. */
-	rc = build_table(o, "0:0", lv->dm, NULL, &t, &paths, lv->vg_lv);
-	if (rc)
-		goto out;
-	if (dmx_info(lv->orig, &oinfo)) {
-		rc = errorf(EX_FAIL, "%s: %s", lv->orig, dmx_why());
-		goto out;
-	}
-	if (oinfo.exists) {
-		rc = errorf(EX_CONFLICT, "a device named %s exists already (left over from an earlier wrap? if nothing uses it, remove it with 'dmsetup remove %s')",
-			    lv->orig, lv->orig);
-		goto out;
-	}
-	snprintf(uuid, sizeof(uuid), "%s%.116s", ORIG_UUID_PREFIX, lv->info.uuid);
-	/* The copy: no udev rules, so no one mistakes it for the volume. */
-	if (dmx_fault("wrap-create") ||
-	    dmx_create(lv->orig, uuid, lines, n, lv->info.read_only,
-		       DM_UDEV_DISABLE_SUBSYSTEM_RULES_FLAG | DM_UDEV_DISABLE_DISK_RULES_FLAG |
-		       DM_UDEV_DISABLE_OTHER_RULES_FLAG)) {
-		rc = errorf(EX_FAIL, "wrap %s: making the copy %s of its table failed: %s; nothing changed",
-			    lv->vg_lv, lv->orig, dmx_why());
-		goto out;
-	}
-	if (dmx_info(lv->orig, &oinfo) || !oinfo.exists) {
-		snprintf(why, sizeof(why), "the copy %s vanished", lv->orig);
-		rc = EX_FAIL;
-		goto undo_orig;
-	}
-	snprintf(devstr, sizeof(devstr), "%u:%u", oinfo.major, oinfo.minor);
-	snprintf(t.device, sizeof(t.device), "%s", devstr);
-	params = table_format(&t);
-	ib = (struct dm_target_line){ 0, len, (char *)"ioband", params };
-	if (verbose)
-		fprintf(stderr, "ioband-setup: %s: 0 %llu ioband %s\n", lv->dm,
-			(unsigned long long)len, params);
-	rc = swap_table(lv->dm, &ib, 1, lv->info.read_only, "wrap", why, sizeof(why));
-	if (rc == EX_HALFDONE) {
-		errorf(rc, "wrap %s: %s; the copy %s is left in place", lv->vg_lv, why, lv->orig);
-		goto out;
-	}
-	if (rc)
-		goto undo_orig;
-	if (o->carryover >= 0) {
-		char msg[32];
-
-		snprintf(msg, sizeof(msg), "carryover %lld", (long long)o->carryover);
-		if (dmx_fault("wrap-carryover") || send_message(lv->dm, msg)) {
-			char w2[1024];
-
-			snprintf(why, sizeof(why), "setting the carryover failed: %s", dmx_why());
-			if (swap_table(lv->dm, lines, n, lv->info.read_only, "wrap-undo", w2,
-				       sizeof(w2))) {
-				rc = errorf(EX_HALFDONE, "wrap %s: %s, and putting the volume's own table back failed (%s): %s is left wrapped over %s (ioband-setup unwrap %s undoes it)",
-					    lv->vg_lv, why, w2, lv->vg_lv, lv->orig, lv->vg_lv);
-				goto out;
-			}
-			rc = EX_FAIL;
-			goto undo_orig;
-		}
-	}
-	note("wrapped %s: %s now goes through ioband (device group %s, type %s, policy %s, %zu group%s) over %s",
-	     lv->vg_lv, lv->dm, t.dg, gtype_names[t.type], policy_names[t.policy], t.ngroups,
-	     t.ngroups == 1 ? "" : "s", lv->orig);
-	rc = state_replace_dev(lv->dm, &paths);
-	goto out;
-undo_orig:
-	if (dmx_remove(lv->orig)) {
-		rc = errorf(EX_HALFDONE, "wrap %s: %s; the volume is unchanged but removing the copy %s failed (%s): remove it by hand",
-			    lv->vg_lv, why, lv->orig, dmx_why());
-		goto out;
-	}
-	rc = errorf(EX_FAIL, "wrap %s: %s; undone, %s is unchanged", lv->vg_lv, why, lv->vg_lv);
-out:
-	pg_free(&paths);
-	free(params);
-	table_free(&t);
-	dmx_lines_free(lines, n);
-	return rc;
-}
+/* ---- wrap, unwrap (lvm.c) ------------------------------------------------ */
 
 static int cmd_wrap(int argc, char **argv)
 {
 	struct optstate st;
 	struct setup_opts o;
 	struct lv_ref lv;
-	bool help;
-	int rc;
+	bool help, repair = false;
+	int rc, nset;
 
 	opt_begin(&st, argc, argv);
 	setup_opts_init(&o);
-	rc = parse_setup_opts(&st, &o, &help);
+	rc = parse_setup_opts(&st, wrap_optv, &o, &help, &repair, &nset);
 	if (help)
 		rc = help_exit();
 	else if (!rc && st.npos != 1)
 		rc = usage_error("expected one VG/LV");
-	else if (!rc && !(rc = lv_lookup(st.pos[0], &lv)) && !(rc = state_lock())) {
-		rc = do_wrap(&lv, &o);
+	else if (!rc && repair && nset)
+		rc = usage_error("--repair takes no settings: it wraps the volume again as it was");
+	else if (!rc && !(rc = state_lock())) {
+		if (repair)
+			rc = lvm_repair(st.pos[0]);
+		else if (!(rc = lv_lookup(st.pos[0], &lv)))
+			rc = lvm_wrap(&lv, &o);
 		state_unlock();
 	}
 	setup_opts_free(&o);
@@ -2181,77 +2040,9 @@ static int cmd_wrap(int argc, char **argv)
 	return rc;
 }
 
-/*
- * Is @lv wrapped?  EX_OK with @d (the volume as an ioband device) and the
- * copy's table in @orig_lines; an exit code (printed) otherwise.
- */
-static int wrapped_state(struct lv_ref *lv, struct dev_state *d, struct dm_target_line **ol,
-			 size_t *on)
-{
-	struct dmx_info oinfo;
-	char devstr[32];
-	int rc;
-
-	*ol = NULL;
-	*on = 0;
-	rc = load_ioband(lv->dm, d, true);
-	if (rc == EX_CONFLICT)
-		return errorf(EX_CONFLICT, "%s is not wrapped", lv->vg_lv);
-	if (rc)
-		return errorf(rc, "%s: cannot read its table", lv->vg_lv);
-	if (dmx_info(lv->orig, &oinfo) || !oinfo.exists ||
-	    strncmp(oinfo.uuid, ORIG_UUID_PREFIX, strlen(ORIG_UUID_PREFIX))) {
-		dev_state_free(d);
-		return errorf(EX_CONFLICT, "%s has an ioband table but no copy %s: it was not wrapped by ioband-setup",
-			      lv->vg_lv, lv->orig);
-	}
-	snprintf(devstr, sizeof(devstr), "%u:%u", oinfo.major, oinfo.minor);
-	if (strcmp(d->t.device, devstr)) {
-		dev_state_free(d);
-		return errorf(EX_CONFLICT, "%s's ioband table is over %s, not over its copy %s (%s)",
-			      lv->vg_lv, d->t.device, lv->orig, devstr);
-	}
-	if (dmx_table(lv->orig, false, ol, on) || !*on) {
-		dev_state_free(d);
-		return errorf(EX_FAIL, "%s: cannot read its table: %s", lv->orig, dmx_why());
-	}
-	return EX_OK;
-}
-
-static int do_unwrap(struct lv_ref *lv)
-{
-	struct dev_state d;
-	struct dm_target_line *ol;
-	size_t on;
-	char why[1024];
-	int rc;
-
-	rc = wrapped_state(lv, &d, &ol, &on);
-	if (rc)
-		return rc;
-	rc = swap_table(lv->dm, ol, on, lv->info.read_only, "unwrap", why, sizeof(why));
-	if (rc) {
-		errorf(rc, "unwrap %s: %s%s", lv->vg_lv, why,
-		       rc == EX_FAIL ? "; it is still wrapped" : "");
-		goto out;
-	}
-	if (dmx_fault("unwrap-remove") || dmx_remove(lv->orig)) {
-		rc = errorf(EX_HALFDONE, "unwrap %s: the volume is unwrapped, but removing its former copy %s failed (%s): remove it by hand",
-			    lv->vg_lv, lv->orig, dmx_why());
-		goto out;
-	}
-	note("unwrapped %s", lv->vg_lv);
-	rc = state_replace_dev(lv->dm, &(struct pg_state){ 0 });
-out:
-	dmx_lines_free(ol, on);
-	dev_state_free(&d);
-	return rc;
-}
-
 static int cmd_unwrap(int argc, char **argv)
 {
 	struct optstate st;
-	struct lv_ref lv;
 	bool help;
 	int rc;
 
@@ -2261,8 +2052,8 @@ static int cmd_unwrap(int argc, char **argv)
 		return flag_opts_exit(&st, rc, help);
 	if (st.npos != 1)
 		rc = usage_error("expected one VG/LV");
-	else if (!(rc = lv_lookup(st.pos[0], &lv)) && !(rc = state_lock())) {
-		rc = do_unwrap(&lv);
+	else if (!(rc = state_lock())) {
+		rc = lvm_unwrap(st.pos[0]);
 		state_unlock();
 	}
 	free(st.pos);
@@ -2340,6 +2131,8 @@ carryover:
 		rc = rc ? rc : r;
 	}
 out:
+	if (e->wrap && !dry_run)
+		lvm_record_update(d->name);
 	pg_free(&paths);
 	free(params);
 	free(diff);
@@ -2479,12 +2272,12 @@ static int apply_entry(const struct tab_entry *e, double wait_s)
 					note("%s: would wrap", label);
 				return rc;
 			}
-			return do_wrap(&lv, &e->opts);
+			return lvm_wrap(&lv, &e->opts);
 		}
 		if (rc)
 			return errorf(rc, "%s: cannot read its table", label);
 		dev_state_free(&d);
-		rc = wrapped_state(&lv, &d, &ol, &on);
+		rc = lvm_wrapped(&lv, &d, &ol, &on);
 		if (rc)
 			return rc;
 		rc = apply_existing(label, &d, e, d.t.device, lines_len(ol, on));
