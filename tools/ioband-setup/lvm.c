@@ -434,15 +434,25 @@ int lvm_wrap(struct lv_ref *lv, const struct setup_opts *o)
 	struct ioband_table t = { 0 };
 	struct pg_state paths = { 0 };
 	size_t n = 0;
+	struct dev_state member = { 0 };
 	struct vg_lock vl;
+	char dg[DM_NAME_MAX + 1];
 	int rc;
 
 	if (vg_lock(lv, &vl))
 		return EX_FAIL;
 	rc = wrap_check(lv, &lines, &n);
-	/* Everything checked before anything is made: the table over a dummy. */
+	/*
+	 * Everything checked before anything is made: the table over a dummy,
+	 * with the settings of the device group when it has a device already.
+	 */
+	lv_default_dg(lv->vg_lv, lv->dm, dg, sizeof(dg));
 	if (!rc)
-		rc = build_table(o, "0:0", lv->dm, NULL, &t, &paths, lv->vg_lv);
+		rc = dg_settings(o->dg ? o->dg : dg, &member);
+	if (!rc)
+		rc = build_table(o, "0:0", dg, member.name[0] ? &member.t : NULL, &t, &paths,
+				 lv->vg_lv);
+	dev_state_free(&member);
 	if (!rc)
 		rc = wrap_with(lv, lines, n, &t, o->carryover, "wrapped");
 	if (!rc)
@@ -686,4 +696,59 @@ int lvm_repair_all(void)
 	}
 	recs_free(&w);
 	return worst;
+}
+
+/* ---- the commands ------------------------------------------------ */
+
+static const struct opt wrap_optv[] = {
+	SETUP_OPTV, { "repair", 0, false, O_REPAIR }, { NULL, 0, false, 0 }
+};
+
+int cmd_wrap(int argc, char **argv)
+{
+	struct optstate st;
+	struct setup_opts o;
+	struct lv_ref lv;
+	bool help, repair = false;
+	int rc, nset;
+
+	opt_begin(&st, argc, argv);
+	setup_opts_init(&o);
+	rc = parse_setup_opts(&st, wrap_optv, &o, &help, &repair, &nset);
+	if (help)
+		rc = help_exit();
+	else if (!rc && st.npos != 1)
+		rc = usage_error("expected one VG/LV");
+	else if (!rc && repair && nset)
+		rc = usage_error("--repair takes no settings: it wraps the volume again as it was");
+	else if (!rc && !(rc = state_lock())) {
+		if (repair)
+			rc = lvm_repair(st.pos[0]);
+		else if (!(rc = lv_lookup(st.pos[0], &lv)))
+			rc = lvm_wrap(&lv, &o);
+		state_unlock();
+	}
+	setup_opts_free(&o);
+	free(st.pos);
+	return rc;
+}
+
+int cmd_unwrap(int argc, char **argv)
+{
+	struct optstate st;
+	bool help;
+	int rc;
+
+	opt_begin(&st, argc, argv);
+	rc = flag_opts(&st, NULL, NULL, &help);
+	if (rc || help)
+		return flag_opts_exit(&st, rc, help);
+	if (st.npos != 1)
+		rc = usage_error("expected one VG/LV");
+	else if (!(rc = state_lock())) {
+		rc = lvm_unwrap(st.pos[0]);
+		state_unlock();
+	}
+	free(st.pos);
+	return rc;
 }

@@ -63,7 +63,7 @@ wrapped_as() {
 	odevt=$(dmsetup info -c --noheadings -o major,minor lv-data-iobandorig 2>/dev/null | tr -d ' ')
 	[ -n "$odevt" ] || return 1
 	[ "$(dmsetup table lv-data-iobandorig)" = "$1" ] || return 1
-	[ "$(dmsetup table lv-data)" = "0 $(echo "$1" | awk '{ n = $1 + $2 } END { print n }') ioband $odevt lv-data 0 32 user weight-time 256 :100 0:50" ]
+	[ "$(dmsetup table lv-data)" = "0 $(echo "$1" | awk '{ n = $1 + $2 } END { print n }') ioband $odevt lv 0 32 user weight-time 256 :100 0:50" ]
 }
 no_lvs_warnings() {
 	lvm lvs lv >"$TESTDIR/lvs.out" 2>&1 || fail "lvs ($1): $(cat "$TESTDIR/lvs.out")"
@@ -80,6 +80,13 @@ expect 0 ioband-setup wrap lv/data -t user -g root=300 --io-limit 32
 expect 0 ioband-setup set lv/data root weight=50
 table=$(dmsetup table lv-data-iobandorig)
 wrapped_as "$table" || fail "wrapped: $(dmsetup table lv-data)"
+# a second volume of the volume group joins its device group, with its
+# settings (io_limit 32), and shares the disk by its default group's weight
+lvm lvcreate -q -y -L 16M -n other lv >/dev/null || fail "lvcreate other"
+on_exit "ioband-setup unwrap lv/other"
+expect 0 ioband-setup wrap lv/other -w 200
+contains "device group lv, type none"
+assert_eq "$(dmsetup table lv-other | cut -d' ' -f5-)" "lv 0 32 none weight-time 256 :200" "lv/other's table"
 no_lvs_warnings "wrapped"
 
 # ---- LVM's reloads, repaired by the watcher -----------------------------------------
@@ -100,6 +107,7 @@ for step in "lvextend -L +32M" "lvreduce -f -L -32M" "lvchange --refresh" "lvext
 done
 
 # ---- vgchange: refused while mounted; -an and -ay ----------------------------------
+expect 0 ioband-setup unwrap lv/other
 expect 5 lvm vgchange -an lv
 wrapped_as "$table" || fail "after a refused vgchange -an: $(dmsetup table lv-data)"
 busy_stop
