@@ -594,8 +594,17 @@ static int repair_one(struct lv_ref *lv, int found, const struct wrap_rec *r, bo
 	size_t n = 0;
 	int rc;
 
-	if (found == EX_NOTFOUND)	/* deactivated: the copy must not outlive it */
+	if (found == EX_NOTFOUND) {
+		struct dmx_info oi;
+
+		/*
+		 * Deactivated, the copy must not outlive it; renamed (lvrename)
+		 * and still wrapped, the copy is open and stays.
+		 */
+		if (!dmx_info(lv->orig, &oi) && oi.exists && oi.open_count)
+			return EX_OK;
 		return remove_stale_copy(lv, r->uuid);
+	}
 	if (lv_is_wrapped(lv)) {
 		if (!quiet)
 			note("%s is wrapped: nothing to repair", lv->vg_lv);
@@ -609,6 +618,14 @@ static int repair_one(struct lv_ref *lv, int found, const struct wrap_rec *r, bo
 		return rc ? rc : record_set(lv->dm, NULL, NULL);
 	}
 	rc = wrap_check(lv, &lines, &n);
+	if (rc == EX_CONFLICT) {
+		/* converted (lvconvert): no longer linear or striped */
+		note("%s cannot be wrapped again: its wrap is forgotten", lv->vg_lv);
+		rc = remove_stale_copy(lv, r->uuid);
+		if (!rc)
+			rc = record_set(lv->dm, NULL, NULL);
+		goto out;
+	}
 	if (!rc && table_parse(r->params, &t, err, sizeof(err)))
 		rc = errorf(EX_FAIL, "%s: its recorded table does not parse (%s): %s", lv->vg_lv,
 			    err, r->params);
