@@ -275,6 +275,26 @@ static bool lv_is_wrapped(const struct lv_ref *lv)
 	return wrapped;
 }
 
+/*
+ * Look @arg up under LVM's lock of its volume group, taken into @vl:
+ * EX_OK (active) or EX_NOTFOUND (not active) with the lock held; another
+ * exit code (printed) without it.
+ */
+static int lv_find_locked(const char *arg, struct lv_ref *lv, struct vg_lock *vl)
+{
+	int found = lv_find(arg, lv, true);
+
+	if (found && found != EX_NOTFOUND)
+		return found;
+	if (vg_lock(lv, vl))
+		return EX_FAIL;
+	/* again, under the lock: an LVM command may have been under way */
+	found = lv_find(arg, lv, true);
+	if (found && found != EX_NOTFOUND)
+		vg_unlock(vl);
+	return found;
+}
+
 uint64_t lines_len(const struct dm_target_line *l, size_t n)
 {
 	uint64_t len = 0;
@@ -543,18 +563,14 @@ int lvm_unwrap(const char *arg)
 	struct vg_lock vl;
 	int found, rc;
 
-	found = lv_find(arg, &lv, true);
+	found = lv_find_locked(arg, &lv, &vl);
 	if (found && found != EX_NOTFOUND)
 		return found;
-	if (vg_lock(&lv, &vl))
-		return EX_FAIL;
-	/* again, under the lock: an LVM command may have been under way */
-	found = lv_find(arg, &lv, true);
 	if (!found && lv_is_wrapped(&lv)) {
 		rc = unwrap_live(&lv);
 		goto out;
 	}
-	rc = found && found != EX_NOTFOUND ? found : recs_load(&w);
+	rc = recs_load(&w);
 	if (rc)
 		goto out;
 	r = recs_find(&w, lv.dm);
@@ -659,13 +675,10 @@ int lvm_repair(const char *arg)
 	struct vg_lock vl;
 	int found, rc;
 
-	found = lv_find(arg, &lv, true);
+	found = lv_find_locked(arg, &lv, &vl);
 	if (found && found != EX_NOTFOUND)
 		return found;
-	if (vg_lock(&lv, &vl))
-		return EX_FAIL;
-	found = lv_find(arg, &lv, true);
-	rc = found && found != EX_NOTFOUND ? found : recs_load(&w);
+	rc = recs_load(&w);
 	if (rc)
 		goto out;
 	r = recs_find(&w, lv.dm);
@@ -704,10 +717,14 @@ int lvm_repair_all(void)
 			free(vg_lv);
 			continue;
 		}
-		found = vg_lock(&lv, &vl) ? EX_FAIL : lv_find(vg_lv, &lv, true);
+		found = lv_find_locked(vg_lv, &lv, &vl);
 		free(vg_lv);
-		rc = found && found != EX_NOTFOUND ? found : repair_one(&lv, found, &w.r[i], true);
-		vg_unlock(&vl);
+		if (found && found != EX_NOTFOUND) {
+			rc = found;
+		} else {
+			rc = repair_one(&lv, found, &w.r[i], true);
+			vg_unlock(&vl);
+		}
 		if (rc && !worst)
 			worst = rc;
 	}
