@@ -34,10 +34,13 @@ dd if=/dev/urandom of="$TESTDIR/ref" bs=64k count=4 status=none
 sync
 
 # Busy while LVM changes the volume: a writer syncing copies of ref, a
-# reader of the files.  It stops (and is checked) before each unmount.
+# reader of the files.  It stops (and is checked) before each unmount; in
+# its own cgroup, so that a failed test's clean-up kills it first.
+busy_cg=$(cg_create lv-busy)
 busy_start() {
 	rm -f "$TESTDIR/stop"
 	(
+		echo $BASHPID >"$busy_cg/cgroup.procs"
 		n=0
 		while [ ! -e "$TESTDIR/stop" ]; do
 			n=$((n + 1))
@@ -54,7 +57,6 @@ busy_stop() {
 	wait $busy_pid
 	[ ! -e "$TESTDIR/busy.err" ] || fail "the load failed: $(cat "$TESTDIR/busy.err")"
 }
-on_exit 'touch $TESTDIR/stop; wait $busy_pid 2>/dev/null'
 
 # the volume wrapped as set up below: ioband over its copy, whose table is
 # LVM's table of the volume now ($1), with the settings of the last 'set'
