@@ -125,7 +125,7 @@ set -- $(echo "$out" | awk '$1 == 0')
 [ "${8:-0}" -gt 0 ] && [ "${5:-0}" -gt 0 ] || fail "root's reads and writes are not counted through the wrap: $*"
 expect 0 ioband-setup list
 assert_eq "$(echo "$out" | awk '$1 == "sw-data" { print $2, $3, $NF }')" \
-	"/dev/mapper/sw-data-iobandorig sw-data sw/data" "list row of the wrapped volume"
+	"/dev/mapper/sw-data-iobandorig sw sw/data" "list row of the wrapped volume"
 expect 4 ioband-setup wrap sw/data
 contains "sw/data is wrapped already"
 expect 4 ioband-setup remove sw-data
