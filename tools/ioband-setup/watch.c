@@ -388,9 +388,11 @@ static void sd_ready(void)
 }
 
 /*
- * The kernel's uevents, nonblocking; -1 when they cannot be had (then a
- * wrapped volume is repaired at the next cgroup event or SIGHUP).
+ * The kernel's uevents, nonblocking; -1 when they cannot be had (a kernel
+ * without networking has no netlink), and then the wrapped volumes are
+ * checked every UEVENTLESS_POLL_MS instead.
  */
+#define UEVENTLESS_POLL_MS	1000
 static int uevent_open(void)
 {
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = 1 };
@@ -402,8 +404,8 @@ static int uevent_open(void)
 		fd = -1;
 	}
 	if (fd < 0)
-		errorf(EX_FAIL, "no kernel uevents (%s): wrapped volumes are repaired only at cgroup events",
-		       strerror(errno));
+		errorf(EX_FAIL, "no kernel uevents (%s): wrapped volumes are checked every %d ms instead",
+		       strerror(errno), UEVENTLESS_POLL_MS);
 	return fd;
 }
 
@@ -414,7 +416,7 @@ int cmd_watch(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_watch_signal };
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 	bool once = false;
-	int i, ifd, ufd, pfd, rc;
+	int i, ifd, ufd, pfd, rc, timeout;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
@@ -465,8 +467,8 @@ int cmd_watch(int argc, char **argv)
 		pg_free(&s);
 		got_hup = 0;
 		wait = repair_after - now_sec();
-		while (!got_stop && !got_hup &&
-		       poll(p, 2, wait > 0 ? (int)(wait * 1000) + 1 : -1) < 0 && errno == EINTR)
+		timeout = wait > 0 ? (int)(wait * 1000) + 1 : ufd < 0 ? UEVENTLESS_POLL_MS : -1;
+		while (!got_stop && !got_hup && poll(p, 2, timeout) < 0 && errno == EINTR)
 			;
 		/* one reconcile for the whole burst (a service's restart is several) */
 		while (read(ifd, buf, sizeof(buf)) > 0)
