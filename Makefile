@@ -8,6 +8,7 @@
 #   make check-long the same with the long VM tests
 #   make demo       the three-cgroup demonstration in a VM
 #   make bench      the benchmark suite (bench/README.md); bench-short, bench-smoke
+#   make deb        Debian packages dm-ioband-dkms and ioband-setup, in build/deb
 
 SHELL := /bin/bash
 TOP := $(abspath .)
@@ -20,7 +21,7 @@ RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
 KDIR ?= $(if $(wildcard $(RUNNING_KDIR)/Makefile),$(RUNNING_KDIR),$(DEB_KDIR))
 
 .PHONY: all module tool deps clean check check-long unit fuzz vm-modules \
-	kernel-debug build-configs
+	kernel-debug build-configs deb
 
 all: module tool
 
@@ -58,6 +59,11 @@ vm-modules:
 build-configs:
 	@scripts/mk-patches.sh --check
 	@scripts/build-configs.sh
+
+# Debian packages (debian/): DKMS builds the module for each installed
+# kernel; tests/pkg/debootstrap installs them in a fresh Debian 12 root.
+deb:
+	@scripts/mk-deb.sh
 
 # make install [DESTDIR=...] [PREFIX=/usr/local] [KVER=...]: the modules
 # into /lib/modules/<KVER>/extra (then depmod, unless DESTDIR is set) and

@@ -34,6 +34,8 @@ PKGS=(
 	libdevmapper-dev libblkid-dev clang-14 libfuzzer-14-dev libclang-rt-14-dev
 	# benchmarks
 	gnuplot-nox
+	# make deb, and tests/pkg/debootstrap (check-long)
+	debhelper dh-dkms debootstrap
 )
 
 SUDO=

@@ -5,23 +5,23 @@
  *   ioband-setup [-v] [-q] COMMAND [ARGS]     (ioband-setup help COMMAND)
  *
  * Everything goes through libdevmapper's dm_task API (dm.c); nothing runs
- * dmsetup.  Commands that change more than one thing undo what they did
+ * dmsetup.  This file holds main, the help, the option parser and what the
+ * command files share (messages, device state, group names); each family
+ * of commands has its own file: devices.c (create, remove), groups.c (set,
+ * attach, detach), show.c (list, show, top), apply.c (apply), save.c,
+ * lvm.c (wrap, unwrap), watch.c.  Commands that change more than one thing undo what they did
  * when a later step fails, and say so; exit status 5 means even that
  * failed, and the message names what is left.  See ioband-setup.8.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <libdevmapper.h>
 #include <linux/fs.h>
-#include <math.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -29,12 +29,10 @@
 #include "report.h"
 
 #define VERSION "1.0"
-#define ORIG_SUFFIX "-iobandorig"
-#define ORIG_UUID_PREFIX "IOBAND-ORIG-"
 
 int verbose, quiet;
 static const char *cmd_name = "";
-static char err_ctx[512];	/* "FILE:LINE" while apply works on a line */
+char err_ctx[512];
 
 /* ---- messages ------------------------------------------------------------ */
 
@@ -141,18 +139,25 @@ static const struct cmd_help {
 	  "  -c, --count N      stop after N reports (default: until interrupted)\n\n"
 	  "The report options shape each report's table (--noheadings drops its\n"
 	  "title line too); with JSON, one object per report and line.\n\n" REPORT_HELP },
-	{ "wrap", "wrap VG/LV [OPTIONS]",
+	{ "wrap", "wrap VG/LV [OPTIONS] | wrap --repair VG/LV",
 	  "Put ioband under an active logical volume, even a mounted one: its current\n"
 	  "table is copied to a new device VG-LV" ORIG_SUFFIX ", and the volume's own\n"
 	  "table is swapped, with suspend, load and resume, for ioband over that copy.\n"
 	  "/dev/VG/LV stays the same device.  A failed step undoes the earlier ones.\n"
-	  "The wrapping lasts until 'unwrap', or until LVM reloads the volume\n"
-	  "(lvextend, lvchange -an...): unwrap before such changes.  Set it up again\n"
-	  "at boot with a wrap line in iobandtab.\n\n"
-	  "Options (the device group defaults to the volume's device-mapper name):\n"
-	  SETUP_OPTIONS },
+	  "LVM commands that reload or deactivate the volume (lvextend, lvreduce,\n"
+	  "lvchange, vgchange -an) put LVM's table back and leave the copy behind,\n"
+	  "stale; 'ioband-setup watch' then removes the copy and wraps the volume\n"
+	  "again with the table it had (recorded in /run/ioband/wraps), and\n"
+	  "'wrap --repair' does it by hand.  Set it up at boot with a wrap line in\n"
+	  "iobandtab.\n\n"
+	  "Options (the device group defaults to the volume group's name, so that\n"
+	  "the wrapped volumes of a volume group share its disks):\n"
+	  SETUP_OPTIONS
+	  "      --repair            wrap again as recorded (no other options)\n" },
 	{ "unwrap", "unwrap VG/LV",
-	  "Undo 'wrap': swap the volume's table back to the copy's, then remove the copy.\n" },
+	  "Undo 'wrap': swap the volume's table back to the copy's, then remove the copy.\n"
+	  "For a volume LVM unwrapped or deactivated, remove the stale copy and forget\n"
+	  "the wrap.\n" },
 	{ "apply", "apply [FILE] [--dry-run] [--wait SECONDS]",
 	  "Make the devices match FILE (default /etc/iobandtab; - for standard input).\n"
 	  "One device a line, '#' comments:\n\n"
@@ -185,8 +190,9 @@ static const struct cmd_help {
 	  "/run/ioband/groups by create, apply, set, attach, detach, remove, wrap\n"
 	  "and unwrap; watch follows that file and the cgroup tree (inotify) until\n"
 	  "SIGTERM, and prints what it changes.  Under the weight policies it also\n"
-	  "follows the cgroups' io.weight (systemd's IOWeight=), one to one.\n"
-	  "ioband-setup-watch.service runs it.\n\n"
+	  "follows the cgroups' io.weight (systemd's IOWeight=), one to one.  And it\n"
+	  "repairs wrapped volumes that LVM commands unwrapped (see wrap), woken by\n"
+	  "the kernel's uevents.  ioband-setup-watch.service runs it.\n\n"
 	  "  --once   reconcile once and exit\n" },
 	{ "help", "help [COMMAND]", "Help on one command, or the list of commands.\n" },
 };
@@ -245,30 +251,7 @@ int usage_error(const char *fmt, ...)
 
 /* ---- options ------------------------------------------------------------- */
 
-enum {
-	O_HELP = 1, O_JSON, O_DG, O_TYPE, O_POLICY, O_WEIGHT, O_GROUP, O_IO_THROTTLE,
-	O_IO_LIMIT, O_TOKEN_BASE, O_CARRYOVER, O_INTERVAL, O_COUNT, O_DRY_RUN, O_WAIT,
-	O_OPTIONS, O_NOHEADINGS, O_SEPARATOR, O_UNITS, O_REPORTFORMAT,
-};
-
-struct opt {
-	const char *lng;
-	char shrt;
-	bool arg;
-	int id;
-};
-
 static const struct opt help_opt = { "help", 'h', false, O_HELP };
-
-struct optstate {
-	int argc;
-	char **argv;
-	int i;
-	bool only_pos;
-	const char *arg;
-	char **pos;
-	int npos;
-};
 
 static bool is_negative_number(const char *s)
 {
@@ -286,7 +269,7 @@ static bool is_negative_number(const char *s)
  * the options, and a negative number ("-1", the default group) is an
  * argument, not an option.
  */
-static int next_opt(struct optstate *st, const struct opt *opts)
+int next_opt(struct optstate *st, const struct opt *opts)
 {
 	while (st->i < st->argc) {
 		char *a = st->argv[st->i++];
@@ -350,7 +333,7 @@ static int next_opt(struct optstate *st, const struct opt *opts)
 	return 0;
 }
 
-static void opt_begin(struct optstate *st, int argc, char **argv)
+void opt_begin(struct optstate *st, int argc, char **argv)
 {
 	memset(st, 0, sizeof(*st));
 	st->argc = argc;
@@ -370,7 +353,7 @@ int help_exit(void)
  * The options of a command whose only options are --help and flags such as
  * --json: EX_OK or EX_USAGE, with *help set when --help was seen.
  */
-static int flag_opts(struct optstate *st, const struct opt *opts, bool *flag,
+int flag_opts(struct optstate *st, const struct opt *opts, bool *flag,
 		     bool *help)
 {
 	int id;
@@ -388,23 +371,17 @@ static int flag_opts(struct optstate *st, const struct opt *opts, bool *flag,
 }
 
 /* Ends a command after flag_opts(): its help, or its usage error. */
-static int flag_opts_exit(struct optstate *st, int rc, bool help)
+int flag_opts_exit(struct optstate *st, int rc, bool help)
 {
 	free(st->pos);
 	return help ? help_exit() : rc;
 }
 
-/* The options of the reports (list, show, top); --json is --reportformat json. */
-#define REPORT_OPTV \
-	{ "json", 'j', false, O_JSON }, { "options", 'o', true, O_OPTIONS }, \
-	{ "noheadings", 0, false, O_NOHEADINGS }, { "separator", 0, true, O_SEPARATOR }, \
-	{ "units", 0, true, O_UNITS }, { "reportformat", 0, true, O_REPORTFORMAT }
-
 /*
  * Option @id (its value @arg) into @ro when it is a report option: 1 when
  * it was one, 0 when not, -1 after a usage error.
  */
-static int report_opt(struct report_opts *ro, int id, const char *arg)
+int report_opt(struct report_opts *ro, int id, const char *arg)
 {
 	char err[256];
 	int rc = 0;
@@ -439,7 +416,7 @@ static int report_opt(struct report_opts *ro, int id, const char *arg)
 }
 
 /* The options of list and show: EX_OK or EX_USAGE, *help set on --help. */
-static int report_opts(struct optstate *st, const struct opt *opts, struct report_opts *ro,
+int report_opts(struct optstate *st, const struct opt *opts, struct report_opts *ro,
 		       bool *help)
 {
 	int id;
@@ -461,7 +438,7 @@ static int report_opts(struct optstate *st, const struct opt *opts, struct repor
  * The report of this command over @cols: EX_OK with *r, EX_OK with *r
  * NULL after -o help, or EX_USAGE (printed).
  */
-static int report_open(const struct report_col *cols, size_t ncols, const char *defaults,
+int report_open(const struct report_col *cols, size_t ncols, const char *defaults,
 		       const struct report_opts *ro, struct report **r)
 {
 	char err[256];
@@ -473,7 +450,7 @@ static int report_open(const struct report_col *cols, size_t ncols, const char *
 }
 
 /* Check the options of @ro against @cols before any work: as report_open(). */
-static int report_check(const struct report_col *cols, size_t ncols, const char *defaults,
+int report_check(const struct report_col *cols, size_t ncols, const char *defaults,
 			const struct report_opts *ro, bool *listed)
 {
 	struct report *r;
@@ -484,21 +461,12 @@ static int report_check(const struct report_col *cols, size_t ncols, const char 
 	return rc;
 }
 
-static const struct opt setup_optv[] = {
-	{ "device-group", 'd', true, O_DG },
-	{ "type", 't', true, O_TYPE },
-	{ "policy", 'p', true, O_POLICY },
-	{ "weight", 'w', true, O_WEIGHT },
-	{ "group", 'g', true, O_GROUP },
-	{ "io-throttle", 0, true, O_IO_THROTTLE },
-	{ "io-limit", 0, true, O_IO_LIMIT },
-	{ "token-base", 0, true, O_TOKEN_BASE },
-	{ "carryover", 0, true, O_CARRYOVER },
-	{ NULL, 0, false, 0 },
-};
-
-/* Parse the options of create and wrap into @o; EX_OK or an exit code. */
-static int parse_setup_opts(struct optstate *st, struct setup_opts *o, bool *help)
+/*
+ * Parse the options of create and wrap (from @opts) into @o; *nset counts
+ * the settings given, and O_REPAIR sets *repair.  EX_OK or an exit code.
+ */
+int parse_setup_opts(struct optstate *st, const struct opt *opts, struct setup_opts *o,
+			    bool *help, bool *repair, int *nset)
 {
 	static const char *const keys[] = {
 		[O_DG] = "device-group", [O_TYPE] = "type", [O_POLICY] = "policy",
@@ -510,13 +478,19 @@ static int parse_setup_opts(struct optstate *st, struct setup_opts *o, bool *hel
 	int id;
 
 	*help = false;
-	while ((id = next_opt(st, setup_optv)) > 0) {
+	*nset = 0;
+	while ((id = next_opt(st, opts)) > 0) {
 		if (id == O_HELP) {
 			*help = true;
 			return EX_OK;
 		}
+		if (id == O_REPAIR) {
+			*repair = true;
+			continue;
+		}
 		if (setup_opts_set(o, keys[id], st->arg, err, sizeof(err)))
 			return usage_error("%s", err);
+		(*nset)++;
 	}
 	return id < 0 ? EX_USAGE : EX_OK;
 }
@@ -570,7 +544,7 @@ char *devstr_name(const char *dev)
  * The device-mapper name NAME stands for: a name, /dev/mapper/NAME, a
  * device node (/dev/dm-3, /dev/VG/LV), or VG/LV.
  */
-static int resolve_name(const char *arg, char *out, size_t outlen)
+int resolve_name(const char *arg, char *out, size_t outlen)
 {
 	char err[256];
 
@@ -615,7 +589,7 @@ void dev_state_free(struct dev_state *d)
 }
 
 /* VG/LV from a device-mapper name of a logical volume ("a--b-c" -> "a-b/c"). */
-static char *dm_to_vg_lv(const char *dm)
+char *dm_to_vg_lv(const char *dm)
 {
 	char *out = xmalloc(strlen(dm) + 1), *o = out;
 	bool split = false;
@@ -696,7 +670,7 @@ int load_ioband(const char *name, struct dev_state *d, bool quiet_errors)
 	return EX_OK;
 }
 
-static int load_status(const char *name, struct ioband_status *s)
+int load_status(const char *name, struct ioband_status *s)
 {
 	struct dm_target_line *l;
 	size_t n;
@@ -753,7 +727,7 @@ void all_free(struct dev_state *v, size_t n)
 }
 
 /* Resolve GROUP for device type @type; EX_OK or an exit code (printed). */
-static int resolve_group(enum gtype type, const char *spec, int64_t *id)
+int resolve_group(enum gtype type, const char *spec, int64_t *id)
 {
 	struct resolver r;
 	char err[512];
@@ -770,7 +744,7 @@ static int resolve_group(enum gtype type, const char *spec, int64_t *id)
 }
 
 /* "web (id 1234)" for messages. */
-static char *group_label(const char *spec, int64_t id)
+char *group_label(const char *spec, int64_t id)
 {
 	if (id == DEFAULT_GROUP)
 		return xstrdup("default group");
@@ -779,7 +753,7 @@ static char *group_label(const char *spec, int64_t id)
 	return xasprintf("%s (id %lld)", spec, (long long)id);
 }
 
-static int block_device(const char *path, struct stat *st, uint64_t *sectors, bool excl)
+int block_device(const char *path, struct stat *st, uint64_t *sectors, bool excl)
 {
 	uint64_t bytes;
 	int fd;
@@ -813,11 +787,8 @@ static const char *cg_root_or_default(void)
 	return cgroup_root() ? cgroup_root() : "/sys/fs/cgroup";
 }
 
-/*
- * The cgroup path a cgroup GROUP names: a systemd unit's cgroup
- * (web.service), or a path; NULL for an id or the default group.
- */
-static char *group_path(const char *spec)
+/* See cmd.h; a systemd unit names its cgroup (web.service). */
+char *group_path(const char *spec)
 {
 	char *p = cgroup_of_unit(spec);
 
@@ -825,7 +796,7 @@ static char *group_path(const char *spec)
 }
 
 /* The note for a cgroup group given by a path that no cgroup has yet. */
-static void note_absent(const char *what, const char *path)
+void note_absent(const char *what, const char *path)
 {
 	note("%s: no cgroup %s yet: its group is attached when it appears%s", what, path,
 	     watch_running() ? "" : " (while ioband-setup watch runs)");
@@ -893,20 +864,27 @@ int send_message(const char *name, const char *msg)
 	return dmx_message(name, msg);
 }
 
+/* ---- group names ----*/
+
+/*
+ * Groups in show, top and apply's messages: a cgroup by the path it was
+ * given by (the state knows the paths of ids whose cgroups are gone),
+ * else by the name it has now.
+ */
+char *diff_name(enum gtype type, int64_t id, void *ctx)
+{
+	struct diff_names *dn = ctx;
+	struct pg_entry *e = type == GT_CGROUP ? pg_find_id(&dn->s, dn->dev, id) : NULL;
+
+	return e ? xstrdup(e->path) : group_display_name(type, id, true);
+}
+
 /* ---- create / remove ----------------------------------------------------- */
 
-static bool dry_run;
+bool dry_run;
 
-/*
- * Create ioband device @name over @device from @o (the create command and
- * apply).  @what prefixes the messages.  EX_OK or an exit code (printed).
- */
-/*
- * A live device of device group @dg, whose settings a new device must
- * share (the kernel refuses others), in @member; member->name is empty if
- * the group has none yet.  EX_OK or an exit code (printed).
- */
-static int dg_settings(const char *dg, struct dev_state *member)
+/* EX_OK or an exit code (printed); see cmd.h. */
+int dg_settings(const char *dg, struct dev_state *member)
 {
 	struct dev_state *v;
 	size_t n, i;
@@ -926,1041 +904,9 @@ static int dg_settings(const char *dg, struct dev_state *member)
 	return EX_OK;
 }
 
-static int do_create(const char *name, const char *device, const struct setup_opts *o,
-		     const char *what)
-{
-	struct dev_state member;
-	struct ioband_table t = { 0 };
-	struct pg_state paths = { 0 };
-	struct dm_target_line line;
-	struct stat sb;
-	uint64_t sectors;
-	char devstr[32], *params = NULL;
-	int rc;
-
-	rc = block_device(device, &sb, &sectors, true);
-	if (rc)
-		return rc;
-	snprintf(devstr, sizeof(devstr), "%u:%u", major(sb.st_rdev), minor(sb.st_rdev));
-	memset(&member, 0, sizeof(member));
-	rc = dry_run ? EX_OK : dg_settings(o->dg ? o->dg : name, &member);
-	if (rc)
-		return rc;
-	rc = build_table(o, devstr, name, member.name[0] ? &member.t : NULL, &t, &paths, what);
-	dev_state_free(&member);
-	if (rc)
-		return rc;
-	if (dry_run) {
-		note("%s: would create over %s (%s)", what, device, devstr);
-		goto out;
-	}
-	params = table_format(&t);
-	line = (struct dm_target_line){ 0, sectors, (char *)"ioband", params };
-	if (verbose)
-		fprintf(stderr, "ioband-setup: table: 0 %llu ioband %s\n",
-			(unsigned long long)sectors, params);
-	if (dmx_fault("create") || dmx_create(name, NULL, &line, 1, false, 0)) {
-		const char *why = dmx_why();
-
-		rc = errorf(EX_FAIL, "%s: the kernel refused the table (ioband %s): %s%s", what,
-			    params, why, strstr(why, "unknown target type") ?
-			    " (is the dm-ioband module loaded? modprobe dm-ioband)" : "");
-		goto out;
-	}
-	if (o->carryover >= 0) {
-		char msg[32];
-
-		snprintf(msg, sizeof(msg), "carryover %lld", (long long)o->carryover);
-		if (dmx_fault("create-carryover") || send_message(name, msg)) {
-			char why[600];
-
-			snprintf(why, sizeof(why), "%s", dmx_why());
-			if (dmx_remove(name)) {
-				rc = errorf(EX_HALFDONE, "%s: created, but setting its carryover failed (%s) and removing it again failed too (%s): remove %s by hand",
-					    what, why, dmx_why(), name);
-				goto out;
-			}
-			rc = errorf(EX_FAIL, "%s: setting the carryover failed (%s); removed %s again",
-				    what, why, name);
-			goto out;
-		}
-	}
-	note("%s: created /dev/mapper/%s over %s (%s), device group %s, type %s, policy %s, %zu group%s attached",
-	     what, name, device, devstr, t.dg, gtype_names[t.type], policy_names[t.policy],
-	     t.ngroups, t.ngroups == 1 ? "" : "s");
-	rc = state_replace_dev(name, &paths);
-out:
-	pg_free(&paths);
-	free(params);
-	table_free(&t);
-	return rc;
-}
-
-static int cmd_create(int argc, char **argv)
-{
-	struct optstate st;
-	struct setup_opts o;
-	struct dmx_info info;
-	const char *name;
-	bool help;
-	int rc;
-
-	opt_begin(&st, argc, argv);
-	setup_opts_init(&o);
-	rc = parse_setup_opts(&st, &o, &help);
-	if (help) {
-		rc = help_exit();
-		goto out;
-	}
-	if (rc)
-		goto out;
-	if (st.npos != 2) {
-		rc = usage_error("expected NAME and DEVICE");
-		goto out;
-	}
-	name = st.pos[0];
-	if (!dm_name_valid(name)) {
-		rc = errorf(EX_USAGE, "'%s' is not a valid device name (1 to %d characters, no '/' or blanks)",
-			    name, DM_NAME_MAX);
-		goto out;
-	}
-	if (dmx_info(name, &info)) {
-		rc = errorf(EX_FAIL, "%s: %s", name, dmx_why());
-		goto out;
-	}
-	if (info.exists) {
-		rc = errorf(EX_CONFLICT, "a device named '%s' exists already", name);
-		goto out;
-	}
-	rc = state_lock();
-	if (!rc) {
-		rc = do_create(name, st.pos[1], &o, name);
-		state_unlock();
-	}
-out:
-	setup_opts_free(&o);
-	free(st.pos);
-	return rc;
-}
-
-static int cmd_remove(int argc, char **argv)
-{
-	struct optstate st;
-	struct dev_state d;
-	char name[DM_NAME_MAX + 1];
-	bool help;
-	int rc;
-
-	opt_begin(&st, argc, argv);
-	rc = flag_opts(&st, NULL, NULL, &help);
-	if (rc || help)
-		return flag_opts_exit(&st, rc, help);
-	if (st.npos != 1)
-		return usage_error("expected one NAME");
-	rc = resolve_name(st.pos[0], name, sizeof(name));
-	if (rc)
-		return rc;
-	rc = state_lock();
-	if (rc)
-		return rc;
-	rc = load_ioband(name, &d, false);
-	if (rc) {
-		state_unlock();
-		return rc;
-	}
-	if (d.wraps) {
-		rc = errorf(EX_CONFLICT, "'%s' is the wrapped logical volume %s: use 'ioband-setup unwrap %s'",
-			    name, d.wraps, d.wraps);
-		goto out;
-	}
-	if (dmx_fault("remove") || dmx_remove(name)) {
-		if (dmx_errno == EBUSY) {
-			struct dmx_info info;
-
-			dmx_info(name, &info);
-			rc = errorf(EX_CONFLICT, "'%s' is in use (open count %d): unmount it or stop what holds it open",
-				    name, info.open_count);
-		} else {
-			rc = errorf(EX_FAIL, "removing '%s' failed: %s", name, dmx_why());
-		}
-		goto out;
-	}
-	note("removed %s", name);
-	rc = state_replace_dev(name, &(struct pg_state){ 0 });
-out:
-	state_unlock();
-	dev_state_free(&d);
-	free(st.pos);
-	return rc;
-}
-
-/* ---- list / show --------------------------------------------------------- */
-
-static int dev_state_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct dev_state *)a)->name, ((const struct dev_state *)b)->name);
-}
-
-/* The ioband devices, by name (the kernel lists them in no useful order). */
-static int cmd_list(int argc, char **argv)
-{
-	static const struct opt opts[] = { REPORT_OPTV, { NULL, 0, false, 0 } };
-	struct optstate st;
-	struct report_opts ro;
-	struct report *r;
-	struct dev_state *v;
-	size_t n, i;
-	bool help;
-	int rc;
-
-	opt_begin(&st, argc, argv);
-	rc = report_opts(&st, opts, &ro, &help);
-	if (rc || help)
-		return flag_opts_exit(&st, rc, help);
-	rc = st.npos ? usage_error("takes no arguments") : EX_OK;
-	free(st.pos);
-	if (rc)
-		return rc;
-	rc = report_open(list_cols, list_ncols, LIST_DEFAULT, &ro, &r);
-	if (rc || !r)
-		return rc;
-	rc = all_ioband(&v, &n);
-	if (rc) {
-		report_free(r);
-		return rc;
-	}
-	if (n)
-		qsort(v, n, sizeof(*v), dev_state_cmp);
-	for (i = 0; i < n; i++) {
-		struct dev_state *d = &v[i];
-		char *below = devstr_name(d->t.device);
-
-		report_row(r);
-		report_str(r, d->name);
-		report_str(r, below);
-		report_str(r, d->t.device);
-		report_str(r, d->t.dg);
-		report_str(r, gtype_names[d->t.type]);
-		report_str(r, policy_names[d->t.policy]);
-		report_u64(r, d->t.ngroups);
-		report_str(r, d->wraps);
-		report_sectors(r, d->len);
-		report_u64(r, d->t.io_throttle);
-		report_u64(r, d->t.io_limit);
-		report_u64(r, d->t.token_base);
-		report_i64(r, d->info.open_count);
-		report_cell(r, d->info.suspended ? "yes" : "no",
-			    d->info.suspended ? "true" : "false");
-		free(below);
-	}
-	if (ro.json)
-		report_print_json_doc(r, "devices", stdout);
-	else
-		report_print(r, stdout);
-	report_free(r);
-	all_free(v, n);
-	return EX_OK;
-}
-
-/*
- * The cells show and top share (report.c's GROUP_CONF_COLS): a group's
- * settings, @c NULL for a group the table does not hold...
- */
-static void report_group_settings(struct report *r, const struct group_conf *c, bool range)
-{
-	uint32_t min = c ? c->min_kbps : 0, max = c ? c->max_kbps : 0;
-	char buf[32];
-
-	if (range) {
-		report_cell(r, "-", NULL);
-		report_u64(r, min);
-		report_u64(r, max);
-		snprintf(buf, sizeof(buf), "%u:%u", min, max);
-		report_str(r, buf);
-	} else {
-		report_u64(r, c ? c->weight : 0);
-		report_cell(r, "-", NULL);
-		report_cell(r, "-", NULL);
-		report_cell(r, "-", NULL);
-	}
-}
-
-/* ...and a new row with the group's id, name and settings. */
-static void report_group_conf(struct report *r, int64_t id, const char *gname,
-			      const struct group_conf *c, bool range)
-{
-	report_row(r);
-	if (id == DEFAULT_GROUP)
-		report_cell(r, "default", "-1");
-	else
-		report_i64(r, id);
-	report_str(r, gname);
-	report_group_settings(r, c, range);
-}
-
-/* The sum of the weights of every group of device group @dg. */
-static uint64_t dg_weight_sum(const char *dg, const struct dev_state *self, char **members)
-{
-	struct dev_state *v;
-	size_t n, i, j;
-	uint64_t sum = 0;
-	size_t len = 0;
-
-	*members = NULL;
-	if (all_ioband(&v, &n))
-		v = NULL, n = 0;
-	for (i = 0; i < n; i++) {
-		const struct ioband_table *t = &v[i].t;
-
-		if (strcmp(t->dg, dg))
-			continue;
-		if (!strcmp(v[i].name, self->name))
-			t = &self->t;	/* the same reading as the rest of show */
-		sum += t->def.weight;
-		for (j = 0; j < t->ngroups; j++)
-			sum += t->groups[j].weight;
-		*members = xrealloc(*members, len + strlen(v[i].name) + 3);
-		len += sprintf(*members + len, "%s%s", len ? ", " : "", v[i].name);
-	}
-	all_free(v, n);
-	if (!sum) {	/* raced with a removal */
-		sum = self->t.def.weight;
-		for (j = 0; j < self->t.ngroups; j++)
-			sum += self->t.groups[j].weight;
-	}
-	return sum;
-}
-
-struct diff_names {
-	const char *dev;
-	struct pg_state s;
-};
-
-/*
- * Groups in show, top and apply's messages: a cgroup by the path it was
- * given by (the state knows the paths of ids whose cgroups are gone),
- * else by the name it has now.
- */
-static char *diff_name(enum gtype type, int64_t id, void *ctx)
-{
-	struct diff_names *dn = ctx;
-	struct pg_entry *e = type == GT_CGROUP ? pg_find_id(&dn->s, dn->dev, id) : NULL;
-
-	return e ? xstrdup(e->path) : group_display_name(type, id, true);
-}
-
-static const struct group_conf *group_conf_of(const struct ioband_table *t, int64_t id)
-{
-	return table_find(t, id);
-}
-
-/* Is @e a group of @d given by a path no cgroup has now (attached when one does)? */
-static bool pg_waiting(const struct pg_entry *e, const struct dev_state *d)
-{
-	return !strcmp(e->dev, d->name) && !(e->id && table_find(&d->t, e->id));
-}
-
-/* The groups of show's JSON, and the "waiting" key's array. */
-static void show_json_groups(const struct report *r, const struct dev_state *d,
-			     const struct pg_state *ps)
-{
-	size_t i, nwait = 0;
-
-	printf(",\"groups\":");
-	report_print_json(r, stdout);
-	printf(",\"waiting\":[");
-	for (i = 0; i < ps->n; i++) {
-		const struct pg_entry *e = &ps->e[i];
-
-		if (!pg_waiting(e, d))
-			continue;
-		printf("%s{\"path\":", nwait++ ? "," : "");
-		json_string(stdout, e->path);
-		printf(",\"weight\":%u,\"min_kbps\":%u,\"max_kbps\":%u}", e->weight,
-		       e->min_kbps, e->max_kbps);
-	}
-	printf("]}\n");
-}
-
-/* show's text rows of the waiting groups (pg_waiting()). */
-static void show_waiting_rows(struct report *r, const struct dev_state *d,
-			      const struct pg_state *ps)
-{
-	size_t i, j;
-
-	for (i = 0; i < ps->n; i++) {
-		const struct pg_entry *e = &ps->e[i];
-		struct group_conf c = { .weight = e->weight, .min_kbps = e->min_kbps,
-					.max_kbps = e->max_kbps };
-
-		if (!pg_waiting(e, d))
-			continue;
-		report_row(r);
-		report_cell(r, "waiting", NULL);
-		report_str(r, e->path);
-		report_group_settings(r, &c, d->t.policy == POL_RANGE_BW);
-		report_cell(r, "-", NULL);	/* share */
-		for (j = 0; j < 6; j++)		/* reads to write_sectors */
-			report_cell(r, "", NULL);
-		report_note(r, "(no cgroup yet)");
-	}
-}
-
-static void show_json_head(const struct dev_state *d, const char *below, const char *members)
-{
-	char *m = xstrdup(members ? members : ""), *tok, *save = NULL;
-	bool first = true;
-
-	report_json_open(stdout);
-	printf(",\"name\":");
-	json_string(stdout, d->name);
-	printf(",\"devt\":\"%u:%u\",\"sectors\":%llu,\"device\":", d->info.major,
-	       d->info.minor, (unsigned long long)d->len);
-	json_string(stdout, below);
-	printf(",\"device_devt\":\"%s\",\"device_group\":", d->t.device);
-	json_string(stdout, d->t.dg);
-	printf(",\"device_group_members\":[");
-	for (tok = strtok_r(m, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
-		printf("%s", first ? "" : ",");
-		json_string(stdout, tok);
-		first = false;
-	}
-	free(m);
-	printf("],\"type\":\"%s\",\"policy\":\"%s\",\"io_throttle\":%u,\"io_limit\":%u,"
-	       "\"token_base\":%u,\"suspended\":%s,\"open_count\":%d,\"wraps\":",
-	       gtype_names[d->t.type], policy_names[d->t.policy], d->t.io_throttle,
-	       d->t.io_limit, d->t.token_base, d->info.suspended ? "true" : "false",
-	       d->info.open_count);
-	if (d->wraps)
-		json_string(stdout, d->wraps);
-	else
-		printf("null");
-}
-
-static void show_text_head(const struct dev_state *d, const char *below, const char *members)
-{
-	printf("name:          %s (%u:%u), %llu sectors (%.1f MiB)%s\n", d->name, d->info.major,
-	       d->info.minor, (unsigned long long)d->len, d->len / 2048.0,
-	       d->info.suspended ? ", SUSPENDED" : "");
-	if (d->wraps)
-		printf("wraps:         logical volume %s\n", d->wraps);
-	printf("device:        %s (%s)\n", below, d->t.device);
-	printf("device group:  %s (devices: %s)\n", d->t.dg, members ? members : d->name);
-	printf("settings:      policy %s, io_throttle %u, io_limit %u, token_base %u\n",
-	       policy_names[d->t.policy], d->t.io_throttle, d->t.io_limit, d->t.token_base);
-	printf("group type:    %s\n\n", gtype_names[d->t.type]);
-}
-
-static int cmd_show(int argc, char **argv)
-{
-	static const struct opt opts[] = { REPORT_OPTV, { NULL, 0, false, 0 } };
-	struct optstate st;
-	struct report_opts ro;
-	struct report *r;
-	struct dev_state d;
-	struct ioband_status s;
-	struct diff_names dn = { 0 };
-	char name[DM_NAME_MAX + 1], *below, *members;
-	uint64_t wsum;
-	size_t i;
-	bool help, range, listed;
-	int rc;
-
-	opt_begin(&st, argc, argv);
-	rc = report_opts(&st, opts, &ro, &help);
-	if (rc || help)
-		return flag_opts_exit(&st, rc, help);
-	rc = report_check(group_cols, group_ncols, GROUP_DEFAULT_WEIGHT, &ro, &listed);
-	if (rc || listed) {
-		free(st.pos);
-		return rc;
-	}
-	if (st.npos != 1) {
-		free(st.pos);
-		return usage_error("expected one NAME");
-	}
-	rc = resolve_name(st.pos[0], name, sizeof(name));
-	free(st.pos);
-	if (rc)
-		return rc;
-	rc = load_ioband(name, &d, false);
-	if (rc)
-		return rc;
-	rc = load_status(name, &s);
-	if (rc) {
-		dev_state_free(&d);
-		return rc;
-	}
-	range = d.t.policy == POL_RANGE_BW;
-	rc = report_open(group_cols, group_ncols,
-			 range ? GROUP_DEFAULT_RANGE : GROUP_DEFAULT_WEIGHT, &ro, &r);
-	if (rc)
-		goto out;
-	below = devstr_name(d.t.device);
-	wsum = dg_weight_sum(d.t.dg, &d, &members);
-	dn.dev = d.name;
-	state_load(&dn.s);
-	for (i = 0; i < s.ngroups; i++) {
-		const struct group_stats *g = &s.groups[i];
-		const struct group_conf *c = group_conf_of(&d.t, g->id);
-		char *gname = diff_name(d.t.type, g->id, &dn);
-		double share = wsum ? (double)(c ? c->weight : 0) / wsum : 0;
-		char text[16], json[16];
-
-		report_group_conf(r, g->id, gname, c, range);
-		if (range) {
-			report_cell(r, "-", NULL);
-		} else {
-			snprintf(text, sizeof(text), "%.1f%%", 100 * share);
-			snprintf(json, sizeof(json), "%.4f", share);
-			report_cell(r, text, json);
-		}
-		report_u64(r, g->reads);
-		report_u64(r, g->delayed_reads);
-		report_sectors(r, g->read_sectors);
-		report_u64(r, g->writes);
-		report_u64(r, g->delayed_writes);
-		report_sectors(r, g->write_sectors);
-		free(gname);
-	}
-	if (ro.json) {
-		show_json_head(&d, below, members);
-		show_json_groups(r, &d, &dn.s);
-	} else {
-		show_waiting_rows(r, &d, &dn.s);
-		if (!ro.noheadings)
-			show_text_head(&d, below, members);
-		report_print(r, stdout);
-	}
-	report_free(r);
-	pg_free(&dn.s);
-	free(members);
-	free(below);
-out:
-	status_free(&s);
-	dev_state_free(&d);
-	return rc;
-}
-
-/* ---- set / attach / detach ----------------------------------------------- */
-
-/*
- * The device, and its GROUP: its id, and for a cgroup given by path the
- * path ("/a/b", malloc'ed, else NULL), *gid being 0 when no cgroup has
- * that path now.  The state's lock is held on success.
- */
-static int device_and_group(const char *namearg, const char *spec, struct dev_state *d,
-			    int64_t *gid, char **path)
-{
-	char name[DM_NAME_MAX + 1];
-	int rc;
-
-	*path = NULL;
-	rc = resolve_name(namearg, name, sizeof(name));
-	if (rc)
-		return rc;
-	rc = state_lock();
-	if (rc)
-		return rc;
-	rc = load_ioband(name, d, false);
-	if (rc)
-		goto fail;
-	if (d->t.type == GT_CGROUP) {
-		*path = group_path(spec);
-		if (*path) {
-			*gid = cgroup_id_of(*path);
-			return EX_OK;
-		}
-	}
-	rc = resolve_group(d->t.type, spec, gid);
-	if (!rc)
-		return EX_OK;
-	dev_state_free(d);
-fail:
-	state_unlock();
-	return rc;
-}
-
-/*
- * Record the value of a set or attach of cgroup group @gid (given by
- * @path, or by id; 0 when @path has no cgroup now) in the state: a group given by path gets an entry, one given by
- * the id of a path's cgroup has its entry changed.  @v and @is_range as
- * from set_value_parse, @has_value false for an attach with no weight.
- */
-static int record_value(const char *dev, const char *path, int64_t gid, bool has_value,
-			bool is_range, const struct group_conf *v)
-{
-	struct pg_state s;
-	struct pg_entry *e;
-	int rc;
-
-	rc = state_load(&s);
-	if (rc)
-		return rc;
-	e = path ? pg_add(&s, dev, path) : pg_find_id(&s, dev, gid);
-	if (e) {
-		if (is_range) {
-			e->min_kbps = v->min_kbps;
-			e->max_kbps = v->max_kbps;
-		} else if (has_value) {
-			e->weight = v->weight;
-		}
-		e->id = gid;
-		rc = state_save(&s);
-	}
-	pg_free(&s);
-	return rc;
-}
-
-static int cmd_set_attach(int argc, char **argv, bool attach)
-{
-	struct optstate st;
-	struct dev_state d;
-	struct group_conf v = { 0 };
-	bool is_range = false, attached_now = false, has_value;
-	char msg[128], err[512], *label = NULL, *path;
-	int64_t gid;
-	bool help;
-	int rc;
-
-	opt_begin(&st, argc, argv);
-	rc = flag_opts(&st, NULL, NULL, &help);
-	if (rc || help)
-		return flag_opts_exit(&st, rc, help);
-	if (attach ? st.npos < 2 || st.npos > 3 : st.npos != 3) {
-		free(st.pos);
-		return usage_error(attach ? "expected NAME GROUP [weight=W]" :
-					    "expected NAME GROUP and weight=W or min=MIN,max=MAX");
-	}
-	has_value = st.npos == 3;
-	if (has_value && set_value_parse(st.pos[2], &is_range, &v, err, sizeof(err))) {
-		free(st.pos);
-		return usage_error("%s", err);
-	}
-	if (attach && is_range) {
-		free(st.pos);
-		return usage_error("attach takes weight=W; set the range with 'set'");
-	}
-	if (attach && !has_value)
-		v.weight = DEFAULT_WEIGHT;
-	rc = device_and_group(st.pos[0], st.pos[1], &d, &gid, &path);
-	if (rc) {
-		free(st.pos);
-		return rc;
-	}
-	if (path && !gid) {
-		struct pg_state s;
-
-		/* no cgroup has the path now: the watcher attaches it when one does */
-		rc = state_load(&s);
-		if (!rc && attach && pg_find(&s, d.name, path))
-			rc = errorf(EX_CONFLICT, "%s is already configured on %s", path, d.name);
-		pg_free(&s);
-		if (!rc)
-			rc = record_value(d.name, path, 0, true, is_range, &v);
-		if (!rc)
-			note_absent(d.name, path);
-		goto out;
-	}
-	label = group_label(st.pos[1], gid);
-	if (attach && gid == DEFAULT_GROUP) {
-		rc = errorf(EX_USAGE, "the default group is always there; set its weight with 'set %s default weight=W'",
-			    st.pos[0]);
-		goto out;
-	}
-	if (gid != DEFAULT_GROUP && !table_find(&d.t, gid)) {
-		snprintf(msg, sizeof(msg), "attach %lld", (long long)gid);
-		if (dmx_fault("attach") || send_message(d.name, msg)) {
-			rc = errorf(EX_FAIL, "attaching %s to %s: the kernel refused '%s': %s", label,
-				    d.name, msg, dmx_why());
-			goto out;
-		}
-		attached_now = true;
-	} else if (attach) {
-		rc = errorf(EX_CONFLICT, "%s is already attached to %s", label, d.name);
-		goto out;
-	}
-	if (has_value) {
-		if (is_range) {
-			if (gid == DEFAULT_GROUP)
-				snprintf(msg, sizeof(msg), "range-bw %u:%u", v.min_kbps, v.max_kbps);
-			else
-				snprintf(msg, sizeof(msg), "range-bw %lld:%u:%u", (long long)gid,
-					 v.min_kbps, v.max_kbps);
-		} else {
-			snprintf(msg, sizeof(msg), "weight %lld:%u", (long long)gid, v.weight);
-		}
-		if (dmx_fault("set") || send_message(d.name, msg)) {
-			char why[600];
-
-			snprintf(why, sizeof(why), "%s", dmx_why());
-			if (attached_now) {
-				char undo[64];
-
-				snprintf(undo, sizeof(undo), "detach %lld", (long long)gid);
-				if (send_message(d.name, undo)) {
-					rc = errorf(EX_HALFDONE, "%s: the kernel refused '%s': %s; %s was attached for it and detaching it again failed (%s): detach it by hand",
-						    d.name, msg, why, label, dmx_why());
-					goto out;
-				}
-				rc = errorf(EX_FAIL, "%s: the kernel refused '%s': %s (%s, attached for it, was detached again)",
-					    d.name, msg, why, label);
-				goto out;
-			}
-			rc = errorf(EX_FAIL, "%s: the kernel refused '%s': %s", d.name, msg, why);
-			goto out;
-		}
-	}
-	if (is_range)
-		note("%s: %s%s, min %u KB/s, max %u KB/s%s", d.name, label,
-		     attached_now ? " attached" : "", v.min_kbps, v.max_kbps,
-		     d.t.policy == POL_RANGE_BW ? "" :
-		     " (ranges act while the policy is range-bw)");
-	else if (has_value)
-		note("%s: %s%s, weight %u", d.name, label, attached_now ? " attached" : "",
-		     v.weight);
-	else
-		note("%s: %s attached, weight %d", d.name, label, DEFAULT_WEIGHT);
-	rc = gid == DEFAULT_GROUP || d.t.type != GT_CGROUP ? EX_OK :
-	     record_value(d.name, path, gid, has_value || attach, is_range, &v);
-out:
-	state_unlock();
-	free(path);
-	free(label);
-	dev_state_free(&d);
-	free(st.pos);
-	return rc;
-}
-
-static int cmd_set(int argc, char **argv)
-{
-	return cmd_set_attach(argc, argv, false);
-}
-
-static int cmd_attach(int argc, char **argv)
-{
-	return cmd_set_attach(argc, argv, true);
-}
-
-/*
- * Detach GROUP: its id, and for a group given by path (or by the id of a
- * path's cgroup) its entry in the state too, with the id it was last
- * attached under if that is another (a cgroup made again).
- */
-static int cmd_detach(int argc, char **argv)
-{
-	struct optstate st;
-	struct dev_state d;
-	struct pg_state s = { 0 };
-	struct pg_entry *e = NULL;
-	char msg[64], *label = NULL, *path;
-	int64_t gid, ids[2];
-	size_t n = 0, i;
-	bool help;
-	int rc;
-
-	opt_begin(&st, argc, argv);
-	rc = flag_opts(&st, NULL, NULL, &help);
-	if (rc || help)
-		return flag_opts_exit(&st, rc, help);
-	if (st.npos != 2) {
-		free(st.pos);
-		return usage_error("expected NAME GROUP");
-	}
-	rc = device_and_group(st.pos[0], st.pos[1], &d, &gid, &path);
-	if (rc) {
-		free(st.pos);
-		return rc;
-	}
-	label = path && !gid ? xstrdup(path) : group_label(st.pos[1], gid);
-	if (gid == DEFAULT_GROUP) {
-		rc = errorf(EX_USAGE, "the default group cannot be detached");
-		goto out;
-	}
-	rc = state_load(&s);
-	if (rc)
-		goto out;
-	e = path ? pg_find(&s, d.name, path) :
-	    d.t.type == GT_CGROUP ? pg_find_id(&s, d.name, gid) : NULL;
-	if ((!path || gid) && table_find(&d.t, gid))
-		ids[n++] = gid;
-	if (e && e->id && e->id != gid && table_find(&d.t, e->id))
-		ids[n++] = e->id;
-	if (!n && !e) {
-		rc = errorf(EX_CONFLICT, "%s is not attached to %s", label, d.name);
-		goto out;
-	}
-	for (i = 0; i < n; i++) {
-		snprintf(msg, sizeof(msg), "detach %lld", (long long)ids[i]);
-		if (dmx_fault("detach") || send_message(d.name, msg)) {
-			rc = errorf(EX_FAIL, "%s: the kernel refused '%s': %s", d.name, msg, dmx_why());
-			goto out;
-		}
-	}
-	if (e) {
-		pg_drop(&s, e);
-		rc = state_save(&s);
-	}
-	note("%s: %s detached", d.name, label);
-out:
-	state_unlock();
-	pg_free(&s);
-	free(path);
-	free(label);
-	dev_state_free(&d);
-	free(st.pos);
-	return rc;
-}
-
-/* ---- top ----------------------------------------------------------------- */
-
-static volatile sig_atomic_t stop_top;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_top = 1;
-}
-
-static double ts_sec(const struct timespec *t)
-{
-	return t->tv_sec + t->tv_nsec / 1e9;
-}
-
-static uint64_t delta(uint64_t now, uint64_t before)
-{
-	return now >= before ? now - before : now;	/* reset: counted from 0 */
-}
-
-/* A number and its JSON, with @prec decimals. */
-static void report_num(struct report *r, double v, int prec)
-{
-	char buf[48];
-
-	snprintf(buf, sizeof(buf), "%.*f", prec, v);
-	report_cell(r, buf, buf);
-}
-
-/* One row of top: group @g's counts since @p (NULL: none before), over @dt seconds. */
-static void top_row(struct report *r, const struct ioband_table *t, const struct group_stats *g,
-		    const struct group_stats *p, double dt, uint64_t total, struct diff_names *dn)
-{
-	uint64_t rs = delta(g->read_sectors, p ? p->read_sectors : 0);
-	uint64_t ws = delta(g->write_sectors, p ? p->write_sectors : 0);
-	uint64_t rd = delta(g->reads, p ? p->reads : 0);
-	uint64_t wr = delta(g->writes, p ? p->writes : 0);
-	uint64_t dr = delta(g->delayed_reads, p ? p->delayed_reads : 0);
-	uint64_t dw = delta(g->delayed_writes, p ? p->delayed_writes : 0);
-	double share = total ? (double)(rs + ws) / total : 0;
-	char *gname = diff_name(t->type, g->id, dn);
-	char text[16], json[48];
-
-	report_group_conf(r, g->id, gname, table_find(t, g->id), t->policy == POL_RANGE_BW);
-	free(gname);
-	snprintf(json, sizeof(json), "%.0f", rs * 512.0 / dt);
-	report_size(r, rs * 512.0 / dt, json);
-	snprintf(json, sizeof(json), "%.0f", ws * 512.0 / dt);
-	report_size(r, ws * 512.0 / dt, json);
-	report_num(r, rd / dt, 1);
-	report_num(r, wr / dt, 1);
-	report_num(r, (dr + dw) / dt, 1);
-	report_num(r, dr / dt, 1);
-	report_num(r, dw / dt, 1);
-	report_u64(r, rd);
-	report_u64(r, wr);
-	report_sectors(r, rs);
-	report_sectors(r, ws);
-	report_u64(r, dr);
-	report_u64(r, dw);
-	snprintf(text, sizeof(text), "%.1f%%", 100 * share);
-	snprintf(json, sizeof(json), "%.4f", share);
-	report_cell(r, text, json);
-}
-
-static int top_report(const char *name, const struct ioband_table *t,
-		      const struct ioband_status *prev, const struct ioband_status *cur,
-		      double dt, const struct report_opts *ro, bool tty, struct diff_names *dn)
-{
-	uint64_t total = 0;
-	size_t i;
-	struct timespec wall;
-	struct report *r;
-	int rc;
-
-	rc = report_open(top_cols, top_ncols,
-			 t->policy == POL_RANGE_BW ? TOP_DEFAULT_RANGE : TOP_DEFAULT_WEIGHT, ro, &r);
-	if (rc)
-		return rc;
-	clock_gettime(CLOCK_REALTIME, &wall);
-	for (i = 0; i < cur->ngroups; i++) {
-		const struct group_stats *g = &cur->groups[i], *p = status_find(prev, g->id);
-
-		total += delta(g->read_sectors, p ? p->read_sectors : 0) +
-			 delta(g->write_sectors, p ? p->write_sectors : 0);
-	}
-	names_refresh();
-	for (i = 0; i < cur->ngroups; i++)
-		top_row(r, t, &cur->groups[i], status_find(prev, cur->groups[i].id), dt, total, dn);
-	if (ro->json) {
-		report_json_open(stdout);
-		printf(",\"name\":");
-		json_string(stdout, name);
-		printf(",\"time\":%.3f,\"interval\":%.3f,\"device_group\":", ts_sec(&wall), dt);
-		json_string(stdout, t->dg);
-		printf(",\"groups\":");
-		report_print_json(r, stdout);
-		printf("}\n");
-	} else {
-		char when[32];
-		struct tm tm;
-
-		localtime_r(&wall.tv_sec, &tm);
-		strftime(when, sizeof(when), "%H:%M:%S", &tm);
-		if (tty)
-			printf("\033[H\033[2J");
-		if (!ro->noheadings)
-			printf("%s  device group %s  type %s  policy %s  interval %.1fs  %s\n", name,
-			       t->dg, gtype_names[t->type], policy_names[t->policy], dt, when);
-		report_print(r, stdout);
-		if (!tty)
-			putchar('\n');
-	}
-	report_free(r);
-	fflush(stdout);
-	return EX_OK;
-}
-
-static int cmd_top(int argc, char **argv)
-{
-	static const struct opt opts[] = {
-		REPORT_OPTV, { "count", 'c', true, O_COUNT },
-		{ "interval", 'i', true, O_INTERVAL }, { NULL, 0, false, 0 },
-	};
-	struct report_opts ro;
-	struct optstate st;
-	struct dev_state d;
-	struct ioband_status prev = { 0 }, cur = { 0 };
-	struct diff_names dn = { 0 };
-	struct timespec tprev, tnow, next;
-	char name[DM_NAME_MAX + 1], *end;
-	double interval = 1.0;
-	uint64_t count = 0, done = 0;
-	bool tty, listed;
-	int id, rc;
-
-	opt_begin(&st, argc, argv);
-	report_opts_init(&ro);
-	while ((id = next_opt(&st, opts)) > 0) {
-		rc = report_opt(&ro, id, st.arg);
-		if (rc) {
-			if (rc > 0)
-				continue;
-			id = -1;
-			break;
-		}
-		switch (id) {
-		case O_HELP:
-			free(st.pos);
-			return help_exit();
-		case O_COUNT:
-			if (parse_u64(st.arg, UINT32_MAX, &count) || !count) {
-				free(st.pos);
-				return usage_error("--count must be a number from 1, not '%s'", st.arg);
-			}
-			break;
-		case O_INTERVAL:
-			errno = 0;
-			interval = strtod(st.arg, &end);
-			if (errno || end == st.arg || *end || !(interval >= 0.1 && interval <= 3600)) {
-				free(st.pos);
-				return usage_error("--interval must be 0.1 to 3600 seconds, not '%s'",
-						   st.arg);
-			}
-			break;
-		}
-	}
-	rc = id < 0 ? EX_USAGE : report_check(top_cols, top_ncols, TOP_DEFAULT_WEIGHT, &ro, &listed);
-	if (rc || listed || st.npos != 1) {
-		free(st.pos);
-		return rc || listed ? rc : usage_error("expected one NAME");
-	}
-	rc = resolve_name(st.pos[0], name, sizeof(name));
-	free(st.pos);
-	if (rc)
-		return rc;
-	rc = load_ioband(name, &d, false);
-	if (rc)
-		return rc;
-	rc = load_status(name, &prev);
-	if (rc)
-		goto out;
-	tty = !ro.json && isatty(STDOUT_FILENO);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	clock_gettime(CLOCK_MONOTONIC, &tprev);
-	next = tprev;
-	while (!stop_top && (!count || done < count)) {
-		struct timespec now;
-		double dt;
-
-		/*
-		 * A sample that came late (a loaded machine) moves the next
-		 * one: at the old time it would come at once, and report
-		 * rates over a few milliseconds.
-		 */
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (ts_sec(&now) - ts_sec(&next) > interval)
-			next = now;
-		next.tv_sec += (time_t)interval;
-		next.tv_nsec += (long)((interval - floor(interval)) * 1e9);
-		if (next.tv_nsec >= 1000000000L) {
-			next.tv_sec++;
-			next.tv_nsec -= 1000000000L;
-		}
-		while (!stop_top && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
-			;
-		if (stop_top)
-			break;
-		dev_state_free(&d);
-		rc = load_ioband(name, &d, false);
-		if (rc)
-			goto out;
-		rc = load_status(name, &cur);
-		if (rc)
-			goto out;
-		clock_gettime(CLOCK_MONOTONIC, &tnow);
-		dt = ts_sec(&tnow) - ts_sec(&tprev);
-		if (dt <= 0)
-			dt = interval;
-		dn.dev = name;
-		state_load(&dn.s);
-		rc = top_report(name, &d.t, &prev, &cur, dt, &ro, tty, &dn);
-		pg_free(&dn.s);
-		if (rc)
-			goto out;
-		status_free(&prev);
-		prev = cur;
-		memset(&cur, 0, sizeof(cur));
-		tprev = tnow;
-		done++;
-	}
-	rc = EX_OK;
-out:
-	status_free(&prev);
-	status_free(&cur);
-	dev_state_free(&d);
-	return rc;
-}
-
 /* ---- table swaps (wrap, unwrap, apply) ----------------------------------- */
 
-/*
- * Replace the live table of @name by @lines in one swap: load, suspend,
- * resume.  On failure the old table is kept (or put back).  @step names
- * the fault-injection steps (<step>-load, -suspend, -resume).  EX_OK or an
- * exit code; *why describes a failure.
- */
-static int swap_table(const char *name, const struct dm_target_line *lines, size_t n, bool ro,
+int swap_table(const char *name, const struct dm_target_line *lines, size_t n, bool ro,
 		      const char *step, char *why, size_t whylen)
 {
 	char s[64];
@@ -1995,638 +941,6 @@ static int swap_table(const char *name, const struct dm_target_line *lines, size
 		return EX_FAIL;
 	}
 	return EX_OK;
-}
-
-struct lv_ref {
-	char vg_lv[2 * DM_NAME_MAX];
-	char dm[DM_NAME_MAX + 1];
-	char orig[DM_NAME_MAX + 1];
-	struct dmx_info info;
-};
-
-static int lv_lookup(const char *arg, struct lv_ref *lv)
-{
-	char err[256];
-	const char *s = arg;
-
-	if (!strncmp(s, "/dev/", 5))
-		s += 5;
-	snprintf(lv->vg_lv, sizeof(lv->vg_lv), "%s", s);
-	if (lv_dm_name(arg, lv->dm, sizeof(lv->dm), err, sizeof(err)))
-		return errorf(EX_USAGE, "%s", err);
-	if (strlen(lv->dm) + strlen(ORIG_SUFFIX) > DM_NAME_MAX)
-		return errorf(EX_USAGE, "%s: name too long to wrap", arg);
-	snprintf(lv->orig, sizeof(lv->orig), "%s%s", lv->dm, ORIG_SUFFIX);
-	if (dmx_info(lv->dm, &lv->info))
-		return errorf(EX_FAIL, "%s: %s", lv->dm, dmx_why());
-	if (!lv->info.exists)
-		return errorf(EX_NOTFOUND, "no active logical volume %s (no device-mapper device %s)",
-			      lv->vg_lv, lv->dm);
-	if (strncmp(lv->info.uuid, "LVM-", 4))
-		return errorf(EX_CONFLICT, "%s (device-mapper device %s) is not a logical volume",
-			      lv->vg_lv, lv->dm);
-	if (lv->info.suspended)
-		return errorf(EX_CONFLICT, "%s is suspended", lv->vg_lv);
-	return EX_OK;
-}
-
-static uint64_t lines_len(const struct dm_target_line *l, size_t n)
-{
-	uint64_t len = 0;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (l[i].start + l[i].len > len)
-			len = l[i].start + l[i].len;
-	return len;
-}
-
-/* Wrap @lv with the ioband table from @o; EX_OK or an exit code (printed). */
-static int do_wrap(struct lv_ref *lv, const struct setup_opts *o)
-{
-	struct dm_target_line *lines = NULL, ib;
-	struct ioband_table t = { 0 };
-	struct pg_state paths = { 0 };
-	struct dmx_info oinfo;
-	size_t n = 0, i;
-	char uuid[129], devstr[32], why[1024], *params = NULL;
-	uint64_t len;
-	int rc;
-
-	if (dmx_table(lv->dm, false, &lines, &n))
-		return errorf(EX_FAIL, "%s: %s", lv->vg_lv, dmx_why());
-	for (i = 0; i < n; i++) {
-		if (!strcmp(lines[i].type, "ioband")) {
-			rc = errorf(EX_CONFLICT, "%s is wrapped already (its table is ioband)",
-				    lv->vg_lv);
-			goto out;
-		}
-		/*
-		 * The copy opens what the volume's table opens, a second time:
-		 * harmless for plain mappings, not for targets that own their
-		 * data (thin, snapshot, cache, raid...).
-		 */
-		if (strcmp(lines[i].type, "linear") && strcmp(lines[i].type, "striped")) {
-			rc = errorf(EX_CONFLICT, "%s's table uses the %s target; only linear and striped volumes can be wrapped",
-				    lv->vg_lv, lines[i].type);
-			goto out;
-		}
-	}
-	if (!n) {
-		rc = errorf(EX_FAIL, "%s has no table", lv->vg_lv);
-		goto out;
-	}
-	len = lines_len(lines, n);
-	/* Everything checked before anything is made: the table over a dummy. */
-	rc = build_table(o, "0:0", lv->dm, NULL, &t, &paths, lv->vg_lv);
-	if (rc)
-		goto out;
-	if (dmx_info(lv->orig, &oinfo)) {
-		rc = errorf(EX_FAIL, "%s: %s", lv->orig, dmx_why());
-		goto out;
-	}
-	if (oinfo.exists) {
-		rc = errorf(EX_CONFLICT, "a device named %s exists already (left over from an earlier wrap? if nothing uses it, remove it with 'dmsetup remove %s')",
-			    lv->orig, lv->orig);
-		goto out;
-	}
-	snprintf(uuid, sizeof(uuid), "%s%.116s", ORIG_UUID_PREFIX, lv->info.uuid);
-	/* The copy: no udev rules, so no one mistakes it for the volume. */
-	if (dmx_fault("wrap-create") ||
-	    dmx_create(lv->orig, uuid, lines, n, lv->info.read_only,
-		       DM_UDEV_DISABLE_SUBSYSTEM_RULES_FLAG | DM_UDEV_DISABLE_DISK_RULES_FLAG |
-		       DM_UDEV_DISABLE_OTHER_RULES_FLAG)) {
-		rc = errorf(EX_FAIL, "wrap %s: making the copy %s of its table failed: %s; nothing changed",
-			    lv->vg_lv, lv->orig, dmx_why());
-		goto out;
-	}
-	if (dmx_info(lv->orig, &oinfo) || !oinfo.exists) {
-		snprintf(why, sizeof(why), "the copy %s vanished", lv->orig);
-		rc = EX_FAIL;
-		goto undo_orig;
-	}
-	snprintf(devstr, sizeof(devstr), "%u:%u", oinfo.major, oinfo.minor);
-	snprintf(t.device, sizeof(t.device), "%s", devstr);
-	params = table_format(&t);
-	ib = (struct dm_target_line){ 0, len, (char *)"ioband", params };
-	if (verbose)
-		fprintf(stderr, "ioband-setup: %s: 0 %llu ioband %s\n", lv->dm,
-			(unsigned long long)len, params);
-	rc = swap_table(lv->dm, &ib, 1, lv->info.read_only, "wrap", why, sizeof(why));
-	if (rc == EX_HALFDONE) {
-		errorf(rc, "wrap %s: %s; the copy %s is left in place", lv->vg_lv, why, lv->orig);
-		goto out;
-	}
-	if (rc)
-		goto undo_orig;
-	if (o->carryover >= 0) {
-		char msg[32];
-
-		snprintf(msg, sizeof(msg), "carryover %lld", (long long)o->carryover);
-		if (dmx_fault("wrap-carryover") || send_message(lv->dm, msg)) {
-			char w2[1024];
-
-			snprintf(why, sizeof(why), "setting the carryover failed: %s", dmx_why());
-			if (swap_table(lv->dm, lines, n, lv->info.read_only, "wrap-undo", w2,
-				       sizeof(w2))) {
-				rc = errorf(EX_HALFDONE, "wrap %s: %s, and putting the volume's own table back failed (%s): %s is left wrapped over %s (ioband-setup unwrap %s undoes it)",
-					    lv->vg_lv, why, w2, lv->vg_lv, lv->orig, lv->vg_lv);
-				goto out;
-			}
-			rc = EX_FAIL;
-			goto undo_orig;
-		}
-	}
-	note("wrapped %s: %s now goes through ioband (device group %s, type %s, policy %s, %zu group%s) over %s",
-	     lv->vg_lv, lv->dm, t.dg, gtype_names[t.type], policy_names[t.policy], t.ngroups,
-	     t.ngroups == 1 ? "" : "s", lv->orig);
-	rc = state_replace_dev(lv->dm, &paths);
-	goto out;
-undo_orig:
-	if (dmx_remove(lv->orig)) {
-		rc = errorf(EX_HALFDONE, "wrap %s: %s; the volume is unchanged but removing the copy %s failed (%s): remove it by hand",
-			    lv->vg_lv, why, lv->orig, dmx_why());
-		goto out;
-	}
-	rc = errorf(EX_FAIL, "wrap %s: %s; undone, %s is unchanged", lv->vg_lv, why, lv->vg_lv);
-out:
-	pg_free(&paths);
-	free(params);
-	table_free(&t);
-	dmx_lines_free(lines, n);
-	return rc;
-}
-
-static int cmd_wrap(int argc, char **argv)
-{
-	struct optstate st;
-	struct setup_opts o;
-	struct lv_ref lv;
-	bool help;
-	int rc;
-
-	opt_begin(&st, argc, argv);
-	setup_opts_init(&o);
-	rc = parse_setup_opts(&st, &o, &help);
-	if (help)
-		rc = help_exit();
-	else if (!rc && st.npos != 1)
-		rc = usage_error("expected one VG/LV");
-	else if (!rc && !(rc = lv_lookup(st.pos[0], &lv)) && !(rc = state_lock())) {
-		rc = do_wrap(&lv, &o);
-		state_unlock();
-	}
-	setup_opts_free(&o);
-	free(st.pos);
-	return rc;
-}
-
-/*
- * Is @lv wrapped?  EX_OK with @d (the volume as an ioband device) and the
- * copy's table in @orig_lines; an exit code (printed) otherwise.
- */
-static int wrapped_state(struct lv_ref *lv, struct dev_state *d, struct dm_target_line **ol,
-			 size_t *on)
-{
-	struct dmx_info oinfo;
-	char devstr[32];
-	int rc;
-
-	*ol = NULL;
-	*on = 0;
-	rc = load_ioband(lv->dm, d, true);
-	if (rc == EX_CONFLICT)
-		return errorf(EX_CONFLICT, "%s is not wrapped", lv->vg_lv);
-	if (rc)
-		return errorf(rc, "%s: cannot read its table", lv->vg_lv);
-	if (dmx_info(lv->orig, &oinfo) || !oinfo.exists ||
-	    strncmp(oinfo.uuid, ORIG_UUID_PREFIX, strlen(ORIG_UUID_PREFIX))) {
-		dev_state_free(d);
-		return errorf(EX_CONFLICT, "%s has an ioband table but no copy %s: it was not wrapped by ioband-setup",
-			      lv->vg_lv, lv->orig);
-	}
-	snprintf(devstr, sizeof(devstr), "%u:%u", oinfo.major, oinfo.minor);
-	if (strcmp(d->t.device, devstr)) {
-		dev_state_free(d);
-		return errorf(EX_CONFLICT, "%s's ioband table is over %s, not over its copy %s (%s)",
-			      lv->vg_lv, d->t.device, lv->orig, devstr);
-	}
-	if (dmx_table(lv->orig, false, ol, on) || !*on) {
-		dev_state_free(d);
-		return errorf(EX_FAIL, "%s: cannot read its table: %s", lv->orig, dmx_why());
-	}
-	return EX_OK;
-}
-
-static int do_unwrap(struct lv_ref *lv)
-{
-	struct dev_state d;
-	struct dm_target_line *ol;
-	size_t on;
-	char why[1024];
-	int rc;
-
-	rc = wrapped_state(lv, &d, &ol, &on);
-	if (rc)
-		return rc;
-	rc = swap_table(lv->dm, ol, on, lv->info.read_only, "unwrap", why, sizeof(why));
-	if (rc) {
-		errorf(rc, "unwrap %s: %s%s", lv->vg_lv, why,
-		       rc == EX_FAIL ? "; it is still wrapped" : "");
-		goto out;
-	}
-	if (dmx_fault("unwrap-remove") || dmx_remove(lv->orig)) {
-		rc = errorf(EX_HALFDONE, "unwrap %s: the volume is unwrapped, but removing its former copy %s failed (%s): remove it by hand",
-			    lv->vg_lv, lv->orig, dmx_why());
-		goto out;
-	}
-	note("unwrapped %s", lv->vg_lv);
-	rc = state_replace_dev(lv->dm, &(struct pg_state){ 0 });
-out:
-	dmx_lines_free(ol, on);
-	dev_state_free(&d);
-	return rc;
-}
-
-static int cmd_unwrap(int argc, char **argv)
-{
-	struct optstate st;
-	struct lv_ref lv;
-	bool help;
-	int rc;
-
-	opt_begin(&st, argc, argv);
-	rc = flag_opts(&st, NULL, NULL, &help);
-	if (rc || help)
-		return flag_opts_exit(&st, rc, help);
-	if (st.npos != 1)
-		rc = usage_error("expected one VG/LV");
-	else if (!(rc = lv_lookup(st.pos[0], &lv)) && !(rc = state_lock())) {
-		rc = do_unwrap(&lv);
-		state_unlock();
-	}
-	free(st.pos);
-	return rc;
-}
-
-/* ---- apply --------------------------------------------------------------- */
-
-/* Bring an existing ioband device @d in line with @want. */
-static int apply_existing(const char *label, struct dev_state *d, const struct tab_entry *e,
-			  const char *devstr, uint64_t len)
-{
-	struct ioband_table want = { 0 };
-	struct pg_state paths = { 0 };
-	struct dm_target_line line;
-	char *diff = NULL, *params = NULL, why[1024];
-	int rc;
-
-	if (strcmp(d->t.device, devstr)) {
-		char *a = devstr_name(d->t.device);
-
-		rc = errorf(EX_CONFLICT, "%s: %s exists over %s (%s), the file says %s (%s): remove it first to move it",
-			    label, d->name, a, d->t.device, e->device, devstr);
-		free(a);
-		return rc;
-	}
-	rc = build_table(&e->opts, devstr, e->wrap ? d->name : e->name, &d->t, &want, &paths,
-			 label);
-	if (rc)
-		return rc;
-	{
-		struct diff_names dn = { .dev = d->name };
-
-		state_load(&dn.s);
-		diff = table_diff(&d->t, &want, diff_name, &dn);
-		pg_free(&dn.s);
-	}
-	if (d->len != len) {
-		char *more = xasprintf("%s%ssize %llu -> %llu sectors", diff ? diff : "",
-				       diff ? ", " : "", (unsigned long long)d->len,
-				       (unsigned long long)len);
-
-		free(diff);
-		diff = more;
-	}
-	if (!diff) {
-		note("%s: up to date", label);
-		rc = EX_OK;
-		goto carryover;
-	}
-	if (dry_run) {
-		note("%s: would reload (%s)", label, diff);
-		rc = EX_OK;
-		goto out;
-	}
-	params = table_format(&want);
-	line = (struct dm_target_line){ 0, len, (char *)"ioband", params };
-	rc = swap_table(d->name, &line, 1, d->info.read_only, "apply", why, sizeof(why));
-	if (rc) {
-		errorf(rc, "%s: %s", label, why);
-		goto out;
-	}
-	note("%s: reloaded (%s)", label, diff);
-carryover:
-	if (e->opts.carryover >= 0 && !dry_run) {
-		char msg[32];
-
-		snprintf(msg, sizeof(msg), "carryover %lld", (long long)e->opts.carryover);
-		if (send_message(d->name, msg))
-			rc = errorf(EX_FAIL, "%s: setting the carryover failed: %s", label, dmx_why());
-	}
-	if (!dry_run) {
-		int r = state_replace_dev(d->name, &paths);
-
-		rc = rc ? rc : r;
-	}
-out:
-	pg_free(&paths);
-	free(params);
-	free(diff);
-	table_free(&want);
-	return rc;
-}
-
-/* Is @path an ioband device (or a device of a wrapped volume)? */
-static bool is_ioband_node(const char *path)
-{
-	struct stat st;
-	struct dmx_info info;
-	struct dm_target_line *l;
-	size_t n, i;
-	bool r = false;
-
-	if (stat(path, &st) || !S_ISBLK(st.st_mode) ||
-	    dmx_info_devt(major(st.st_rdev), minor(st.st_rdev), &info) || !info.exists)
-		return false;
-	if (strstr(info.name, ORIG_SUFFIX))
-		return true;
-	if (dmx_table(info.name, false, &l, &n))
-		return false;
-	for (i = 0; i < n; i++)
-		r = r || !strcmp(l[i].type, "ioband");
-	dmx_lines_free(l, n);
-	return r;
-}
-
-/*
- * The device with tag @tag (UUID=...), NULL when none.  An ioband device
- * shows the filesystem of the device below it, and so its tags: ioband
- * devices are passed over.
- */
-static char *device_by_tag(const char *tag)
-{
-	size_t n, i;
-	char **v = devices_by_tag(tag, &n), *r = NULL;
-
-	for (i = 0; i < n; i++) {
-		if (!r && !is_ioband_node(v[i]))
-			r = v[i];
-		else
-			free(v[i]);
-	}
-	free(v);
-	return r;
-}
-
-/*
- * The device node @dev (a path, or a tag such as UUID=...) names, waiting
- * up to @seconds for it to appear; malloc'ed, NULL when it does not.
- */
-static char *wait_for(const char *dev, double seconds)
-{
-	struct timespec ts = { 0, 100 * 1000 * 1000 };
-	double waited = 0;
-
-	for (;;) {
-		char *path = tab_device_is_tag(dev) ? device_by_tag(dev) : xstrdup(dev);
-
-		if (path && !access(path, F_OK))
-			return path;
-		free(path);
-		if (waited >= seconds)
-			return NULL;
-		nanosleep(&ts, NULL);
-		waited += 0.1;
-	}
-}
-
-/* Is device-mapper there (its control node opens)? */
-static bool dm_available(void)
-{
-	int fd = open("/dev/mapper/control", O_RDWR | O_CLOEXEC);
-
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
-}
-
-static int apply_entry(const struct tab_entry *e, double wait_s)
-{
-	struct dev_state d;
-	struct dmx_info info;
-	const char *label = e->name;
-	struct stat sb;
-	uint64_t sectors;
-	char devstr[32], *dev;
-	int rc;
-
-	if (e->wrap) {
-		struct lv_ref lv;
-		struct dm_target_line *ol;
-		size_t on;
-
-		if (wait_s > 0) {
-			char *p = xasprintf("/dev/%s", e->name);
-
-			free(wait_for(p, wait_s));
-			free(p);
-		}
-		if (dry_run && !dm_available()) {
-			struct ioband_table t = { 0 };
-			struct pg_state paths;
-			char dm[DM_NAME_MAX + 1], err[256];
-
-			/* checked by tab_parse_line */
-			lv_dm_name(e->name, dm, sizeof(dm), err, sizeof(err));
-			rc = build_table(&e->opts, "0:0", dm, NULL, &t, &paths, label);
-			pg_free(&paths);
-			table_free(&t);
-			if (!rc)
-				note("%s: would wrap, unless it is wrapped already (device-mapper is not available to tell)",
-				     label);
-			return rc;
-		}
-		rc = lv_lookup(e->name, &lv);
-		if (rc == EX_NOTFOUND && e->nofail) {
-			note("%s: no such logical volume: passed over (nofail)", label);
-			return EX_OK;
-		}
-		if (rc)
-			return rc;
-		rc = load_ioband(lv.dm, &d, true);
-		if (rc == EX_CONFLICT) {	/* not wrapped yet */
-			struct ioband_table t = { 0 };
-
-			if (dry_run) {
-				struct pg_state paths;
-
-				rc = build_table(&e->opts, "0:0", lv.dm, NULL, &t, &paths, label);
-				pg_free(&paths);
-				table_free(&t);
-				if (!rc)
-					note("%s: would wrap", label);
-				return rc;
-			}
-			return do_wrap(&lv, &e->opts);
-		}
-		if (rc)
-			return errorf(rc, "%s: cannot read its table", label);
-		dev_state_free(&d);
-		rc = wrapped_state(&lv, &d, &ol, &on);
-		if (rc)
-			return rc;
-		rc = apply_existing(label, &d, e, d.t.device, lines_len(ol, on));
-		dmx_lines_free(ol, on);
-		dev_state_free(&d);
-		return rc;
-	}
-
-	dev = wait_for(e->device, wait_s);
-	if (!dev) {
-		if (e->nofail) {
-			note("%s: %s does not exist: passed over (nofail)", label, e->device);
-			return EX_OK;
-		}
-		return errorf(EX_NOTFOUND, "%s: %s", e->device, tab_device_is_tag(e->device) ?
-			      "no device has it" : strerror(ENOENT));
-	}
-	if (dmx_info(e->name, &info)) {
-		if (!dry_run || dm_available()) {
-			rc = errorf(EX_FAIL, "%s: %s", label, dmx_why());
-			goto out;
-		}
-		/* a dry run where device-mapper is not: as if there were no devices */
-		info.exists = false;
-	}
-	if (!info.exists) {
-		rc = do_create(e->name, dev, &e->opts, label);
-		goto out;
-	}
-	rc = load_ioband(e->name, &d, false);
-	if (rc)
-		goto out;
-	rc = block_device(dev, &sb, &sectors, false);
-	if (!rc) {
-		snprintf(devstr, sizeof(devstr), "%u:%u", major(sb.st_rdev), minor(sb.st_rdev));
-		rc = apply_existing(label, &d, e, devstr, sectors);
-	}
-	dev_state_free(&d);
-out:
-	free(dev);
-	return rc;
-}
-
-static int cmd_apply(int argc, char **argv)
-{
-	static const struct opt opts[] = {
-		{ "dry-run", 'n', false, O_DRY_RUN }, { "wait", 'W', true, O_WAIT },
-		{ NULL, 0, false, 0 },
-	};
-	struct optstate st;
-	struct tab_entry *ents = NULL;
-	size_t nents = 0, i, j;
-	const char *file = "/etc/iobandtab";
-	char *line = NULL, err[512];
-	size_t cap = 0;
-	double wait_s = 0;
-	int id, rc = EX_OK, lineno = 0;
-	FILE *f;
-
-	opt_begin(&st, argc, argv);
-	while ((id = next_opt(&st, opts)) > 0) {
-		char *end;
-
-		switch (id) {
-		case O_HELP:
-			free(st.pos);
-			return help_exit();
-		case O_DRY_RUN:
-			dry_run = true;
-			break;
-		case O_WAIT:
-			errno = 0;
-			wait_s = strtod(st.arg, &end);
-			if (errno || end == st.arg || *end || !(wait_s >= 0 && wait_s <= 3600)) {
-				free(st.pos);
-				return usage_error("--wait must be 0 to 3600 seconds, not '%s'", st.arg);
-			}
-			break;
-		}
-	}
-	if (id < 0 || st.npos > 1) {
-		free(st.pos);
-		return id < 0 ? EX_USAGE : usage_error("expected at most one FILE");
-	}
-	if (st.npos)
-		file = st.pos[0];
-	free(st.pos);
-	f = strcmp(file, "-") ? fopen(file, "r") : stdin;
-	if (!f)
-		return errorf(errno == ENOENT ? EX_NOTFOUND : EX_FAIL, "%s: %s", file, strerror(errno));
-	/* The whole file first: a syntax error anywhere changes nothing. */
-	while (getline(&line, &cap, f) >= 0) {
-		struct tab_entry e;
-		int r;
-
-		r = tab_parse_line(line, ++lineno, &e, err, sizeof(err));
-		if (r < 0) {
-			rc = errorf(EX_USAGE, "%s: %s", file, err);
-			continue;
-		}
-		if (!r)
-			continue;
-		for (j = 0; j < nents; j++) {
-			if (!strcmp(ents[j].name, e.name)) {
-				rc = errorf(EX_USAGE, "%s: line %d: %s is named on line %d already",
-					    file, lineno, e.name, ents[j].lineno);
-				break;
-			}
-		}
-		ents = xrealloc(ents, (nents + 1) * sizeof(*ents));
-		ents[nents++] = e;
-	}
-	free(line);
-	if (ferror(f))
-		rc = errorf(EX_FAIL, "%s: %s", file, strerror(errno));
-	if (f != stdin)
-		fclose(f);
-	if (rc) {
-		if (rc == EX_USAGE)
-			errorf(EX_USAGE, "%s: nothing applied", file);
-		goto out;
-	}
-	for (i = 0; i < nents; i++) {
-		int r;
-
-		snprintf(err_ctx, sizeof(err_ctx), "%s:%d", file, ents[i].lineno);
-		r = dry_run ? EX_OK : state_lock();
-		if (!r) {
-			r = apply_entry(&ents[i], wait_s);
-			if (!dry_run)
-				state_unlock();
-		}
-		err_ctx[0] = '\0';
-
-		if (r == EX_HALFDONE || (r && !rc))
-			rc = r;
-	}
-out:
-	for (i = 0; i < nents; i++)
-		tab_entry_free(&ents[i]);
-	free(ents);
-	return rc;
 }
 
 /* ---- main ---------------------------------------------------------------- */

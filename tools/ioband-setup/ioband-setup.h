@@ -165,6 +165,13 @@ int group_spec_resolve(enum gtype type, const char *spec, const struct resolver 
 
 /* The device-mapper name of logical volume VG/LV ('-' doubled in each). */
 int lv_dm_name(const char *vg_lv, char *out, size_t outlen, char *err, size_t errlen);
+/*
+ * The device group a wrap of volume @vg_lv (device-mapper name @dm) gets
+ * unless told: its volume group's name, so that the volumes of a volume
+ * group share its disks' budget, or @dm where the name is no device
+ * group id.  Into @out (DG_NAME_MAX + 1 or more, else @dm is too long).
+ */
+void lv_default_dg(const char *vg_lv, const char *dm, char *out, size_t outlen);
 
 /*
  * /etc/iobandtab.  One device a line:

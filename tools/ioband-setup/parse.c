@@ -793,6 +793,20 @@ toolong:
 
 /* ---- setup options and /etc/iobandtab ------------------------------------ */
 
+void lv_default_dg(const char *vg_lv, const char *dm, char *out, size_t outlen)
+{
+	const char *s = strncmp(vg_lv, "/dev/", 5) ? vg_lv : vg_lv + 5;
+	size_t n = strcspn(s, "/");
+
+	if (n < outlen) {
+		memcpy(out, s, n);
+		out[n] = '\0';
+		if (dg_name_valid(out))
+			return;
+	}
+	snprintf(out, outlen, "%s", dm);
+}
+
 void setup_opts_init(struct setup_opts *o)
 {
 	memset(o, 0, sizeof(*o));

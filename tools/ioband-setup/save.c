@@ -248,7 +248,7 @@ int cmd_save(int argc, char **argv)
 		struct tab_entry e;
 		ssize_t k;
 		int r = tab_parse_line(line, ++lineno, &e, err, sizeof(err));
-		char dm[DM_NAME_MAX + 1];
+		char dm[DM_NAME_MAX + 1], dg[DM_NAME_MAX + 1];
 		const char *hash;
 
 		if (r < 0) {
@@ -262,9 +262,11 @@ int cmd_save(int argc, char **argv)
 			continue;
 		}
 		used[k] = true;
-		if (e.wrap)
+		if (e.wrap) {
 			lv_dm_name(e.name, dm, sizeof(dm), err, sizeof(err));
-		if (up_to_date(&e, &v[k], e.wrap ? dm : e.name, &s)) {
+			lv_default_dg(e.name, dm, dg, sizeof(dg));
+		}
+		if (up_to_date(&e, &v[k], e.wrap ? dg : e.name, &s)) {
 			fputs(line, out);
 			tab_entry_free(&e);
 			continue;
@@ -272,7 +274,7 @@ int cmd_save(int argc, char **argv)
 		/* the name and device as written, new options, the comment kept */
 		fwrite(line, 1, raw_fields(line, 2), out);
 		fputc(' ', out);
-		rc = write_options(out, &v[k], e.wrap ? dm : e.name, &e, &s);
+		rc = write_options(out, &v[k], e.wrap ? dg : e.name, &e, &s);
 		hash = strchr(line, '#');
 		if (hash)
 			fprintf(out, "  %s", hash);
@@ -287,7 +289,7 @@ int cmd_save(int argc, char **argv)
 	if (in)
 		fclose(in);
 	for (i = 0; i < nv && !rc; i++) {
-		char *below;
+		char *below, dg[DM_NAME_MAX + 1];
 
 		if (used[i])
 			continue;
@@ -304,7 +306,9 @@ int cmd_save(int argc, char **argv)
 			tab_put_field(out, below);
 			fputc(' ', out);
 		}
-		rc = write_options(out, &v[i], v[i].name, NULL, &s);
+		if (v[i].wraps)
+			lv_default_dg(v[i].wraps, v[i].name, dg, sizeof(dg));
+		rc = write_options(out, &v[i], v[i].wraps ? dg : v[i].name, NULL, &s);
 		fputc('\n', out);
 		note("%s: added", v[i].wraps ? v[i].wraps : v[i].name);
 		changed++;

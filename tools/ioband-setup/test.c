@@ -460,6 +460,12 @@ static void test_names(void)
 	CHECK(lv_dm_name("a/b c", out, sizeof(out), err, sizeof(err)), "blank");
 	CHECK(lv_dm_name("a/", out, sizeof(out), err, sizeof(err)), "no lv");
 	CHECK(lv_dm_name("vg/lv", out, 6, err, sizeof(err)) && strstr(err, "too long"), "short buffer");
+	lv_default_dg("/dev/vg0/home", "vg0-home", out, sizeof(out));
+	CHECK(!strcmp(out, "vg0"), "a wrap's device group: %s", out);
+	lv_default_dg("a+b/home", "a+b-home", out, sizeof(out));
+	CHECK(!strcmp(out, "a+b-home"), "no device group id: the dm name: %s", out);
+	lv_default_dg("v234567890123456789012345678901234/x", "v2-x", out, sizeof(out));
+	CHECK(!strcmp(out, "v2-x"), "a volume group name too long: %s", out);
 
 	CHECK(dg_name_valid("a.b-c_9") && !dg_name_valid("") && !dg_name_valid("a b") &&
 	      !dg_name_valid("0123456789012345678901234567890123"), "dg names");

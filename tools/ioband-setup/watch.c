@@ -12,9 +12,13 @@
  * entry's path: inotify sees mkdir and rmdir in cgroupfs, which go through
  * the VFS (systemd's included).  A stale id is detached (the kernel moves
  * its held bios to the default group, none is lost), the new one attached.
+ * Each reconcile first repairs the wrapped volumes LVM has changed
+ * (lvm.c); the kernel's uevents wake the watcher for that, since device-
+ * mapper sends one on each table swap, creation and removal.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/netlink.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -24,12 +28,13 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
 #include "names.h"
 
-#define RUN_DIR		"/run/ioband"
+#define RUN_DIR		IOBAND_RUN_DIR
 #define STATE_FILE	RUN_DIR "/groups"
 #define LOCK_FILE	RUN_DIR "/lock"
 #define PID_FILE	RUN_DIR "/watch.pid"
@@ -38,7 +43,7 @@
 
 static int lock_fd = -1, lock_depth;
 
-static int run_dir(void)
+int state_dir(void)
 {
 	if (mkdir(RUN_DIR, 0755) && errno != EEXIST)
 		return errorf(EX_FAIL, "%s: %s", RUN_DIR, strerror(errno));
@@ -51,7 +56,7 @@ int state_lock(void)
 
 	if (lock_depth++)
 		return EX_OK;
-	rc = run_dir();
+	rc = state_dir();
 	if (rc)
 		goto fail;
 	/* read-only: a close after writing would wake the watcher */
@@ -137,7 +142,7 @@ int state_save(const struct pg_state *s)
 	old = file_text(STATE_FILE);
 	if (old && !strcmp(old, text))
 		goto out;
-	rc = run_dir();
+	rc = state_dir();
 	if (rc)
 		goto out;
 	/* replaced in one rename: the watcher reads the old file or the new */
@@ -265,6 +270,21 @@ static void add_watches(int ifd, const struct pg_state *s)
  * passed over; a message the kernel refuses is reported and tried again at
  * the next reconcile.  EX_OK or an exit code (printed).
  */
+static double now_sec(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/*
+ * A failed repair is tried again REPAIR_RETRY_S later, not at once: its
+ * own undo raises uevents, which would make a loop of it.
+ */
+#define REPAIR_RETRY_S	5
+static double repair_after;
+
 static int reconcile(struct pg_state *s, int ifd)
 {
 	size_t i, j, k;
@@ -274,6 +294,8 @@ static int reconcile(struct pg_state *s, int ifd)
 	rc = state_lock();
 	if (rc)
 		return rc;
+	if (now_sec() >= repair_after && lvm_repair_all())
+		repair_after = now_sec() + REPAIR_RETRY_S;
 	rc = state_load(s);
 	if (rc)
 		goto out;
@@ -322,6 +344,8 @@ static int reconcile(struct pg_state *s, int ifd)
 			if (k)
 				note("%s: %s: %s", d.name, e->path, done);
 		}
+		if (d.wraps)
+			lvm_record_update(d.name);
 		dev_state_free(&d);
 	}
 	rc = state_save(s);
@@ -363,7 +387,28 @@ static void sd_ready(void)
 	close(fd);
 }
 
-enum { O_ONCE = 1 };
+/*
+ * The kernel's uevents, nonblocking; -1 when they cannot be had (a kernel
+ * without networking has no netlink), and then the wrapped volumes are
+ * checked every UEVENTLESS_POLL_MS instead.
+ */
+#define UEVENTLESS_POLL_MS	1000
+static int uevent_open(void)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = 1 };
+	int fd;
+
+	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_KOBJECT_UEVENT);
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0)
+		errorf(EX_FAIL, "no kernel uevents (%s): wrapped volumes are checked every %d ms instead",
+		       strerror(errno), UEVENTLESS_POLL_MS);
+	return fd;
+}
+
 
 int cmd_watch(int argc, char **argv)
 {
@@ -371,7 +416,7 @@ int cmd_watch(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_watch_signal };
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 	bool once = false;
-	int i, ifd, pfd, rc;
+	int i, ifd, ufd, pfd, rc, timeout;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
@@ -388,7 +433,7 @@ int cmd_watch(int argc, char **argv)
 		pg_free(&s);
 		return rc;
 	}
-	rc = run_dir();
+	rc = state_dir();
 	if (rc)
 		return rc;
 	pfd = open(PID_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -408,8 +453,11 @@ int cmd_watch(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	ufd = uevent_open();
 	for (i = 0; !got_stop; i++) {
-		struct pollfd p = { .fd = ifd, .events = POLLIN };
+		struct pollfd p[2] = { { .fd = ifd, .events = POLLIN },
+				       { .fd = ufd, .events = POLLIN } };
+		double wait;
 
 		reconcile(&s, ifd);
 		if (!i) {
@@ -418,12 +466,18 @@ int cmd_watch(int argc, char **argv)
 		}
 		pg_free(&s);
 		got_hup = 0;
-		while (!got_stop && !got_hup && poll(&p, 1, -1) < 0 && errno == EINTR)
+		wait = repair_after - now_sec();
+		timeout = wait > 0 ? (int)(wait * 1000) + 1 : ufd < 0 ? UEVENTLESS_POLL_MS : -1;
+		while (!got_stop && !got_hup && poll(p, 2, timeout) < 0 && errno == EINTR)
 			;
 		/* one reconcile for the whole burst (a service's restart is several) */
 		while (read(ifd, buf, sizeof(buf)) > 0)
 			;
+		while (ufd >= 0 && recv(ufd, buf, sizeof(buf), 0) > 0)
+			;
 	}
+	if (ufd >= 0)
+		close(ufd);
 	close(ifd);
 	close(pfd);
 	return EX_OK;

@@ -103,9 +103,9 @@ done
 # ---- wrap ---------------------------------------------------------------------------------
 sleep 1
 expect 0 ioband-setup wrap /dev/sw/data -t user -g root=300 --io-limit 32
-assert_eq "$out" "wrapped sw/data: sw-data now goes through ioband (device group sw-data, type user, policy weight-time, 1 group) over sw-data-iobandorig"
+assert_eq "$out" "wrapped sw/data: sw-data now goes through ioband (device group sw, type user, policy weight-time, 1 group) over sw-data-iobandorig"
 odevt=$(dmsetup info -c --noheadings -o major,minor sw-data-iobandorig | tr -d ' ')
-assert_eq "$(dmsetup table sw-data)" "0 $size ioband $odevt sw-data 0 32 user weight-time 256 :100 0:300" "wrapped table"
+assert_eq "$(dmsetup table sw-data)" "0 $size ioband $odevt sw 0 32 user weight-time 256 :100 0:300" "wrapped table"
 assert_eq "$(dmsetup table sw-data-iobandorig)" "$orig_table" "the copy's table"
 assert_eq "$(stat -L -c %t:%T /dev/sw/data)" "$devt" "/dev/sw/data's device number"
 still_mounted
@@ -125,7 +125,7 @@ set -- $(echo "$out" | awk '$1 == 0')
 [ "${8:-0}" -gt 0 ] && [ "${5:-0}" -gt 0 ] || fail "root's reads and writes are not counted through the wrap: $*"
 expect 0 ioband-setup list
 assert_eq "$(echo "$out" | awk '$1 == "sw-data" { print $2, $3, $NF }')" \
-	"/dev/mapper/sw-data-iobandorig sw-data sw/data" "list row of the wrapped volume"
+	"/dev/mapper/sw-data-iobandorig sw sw/data" "list row of the wrapped volume"
 expect 4 ioband-setup wrap sw/data
 contains "sw/data is wrapped already"
 expect 4 ioband-setup remove sw-data
@@ -154,7 +154,7 @@ echo "sw/data wrap type=user,group=root=300  # the data volume" >"$tab"
 expect 0 ioband-setup apply "$tab"
 contains "wrapped sw/data"
 odevt=$(dmsetup info -c --noheadings -o major,minor sw-data-iobandorig | tr -d ' ')
-assert_eq "$(dmsetup table sw-data)" "0 $size ioband $odevt sw-data 0 128 user weight-time 256 :100 0:300" "wrapped by apply"
+assert_eq "$(dmsetup table sw-data)" "0 $size ioband $odevt sw 0 128 user weight-time 256 :100 0:300" "wrapped by apply"
 expect 0 ioband-setup apply "$tab"
 assert_eq "$out" "sw/data: up to date"
 echo "sw/data wrap type=user,group=root=100,io-limit=8" >"$tab"
@@ -162,10 +162,10 @@ expect 0 ioband-setup apply --dry-run "$tab"
 assert_eq "$out" "sw/data: would reload (io_limit 128 -> 8, group root (id 0) weight 300 -> 100)"
 IOBAND_SETUP_FAULT=apply-resume expect 1 ioband-setup apply "$tab"
 contains "sw/data: resuming sw-data with its new table failed: injected fault at apply-resume; it runs on with its old table"
-assert_eq "$(dmsetup table sw-data)" "0 $size ioband $odevt sw-data 0 128 user weight-time 256 :100 0:300" "after a failed reload"
+assert_eq "$(dmsetup table sw-data)" "0 $size ioband $odevt sw 0 128 user weight-time 256 :100 0:300" "after a failed reload"
 expect 0 ioband-setup apply "$tab"
 assert_eq "$out" "sw/data: reloaded (io_limit 128 -> 8, group root (id 0) weight 300 -> 100)"
-assert_eq "$(dmsetup table sw-data)" "0 $size ioband $odevt sw-data 0 8 user weight-time 256 :100 0:100" "reloaded by apply"
+assert_eq "$(dmsetup table sw-data)" "0 $size ioband $odevt sw 0 8 user weight-time 256 :100 0:100" "reloaded by apply"
 expect 0 ioband-setup apply "$tab"
 assert_eq "$out" "sw/data: up to date"
 still_mounted

@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: GPL-2.0
+/* ioband-setup: the group commands, set, attach and detach. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "names.h"
+
+/* ---- set / attach / detach ----------------------------------------------- */
+
+/*
+ * The device, and its GROUP: its id, and for a cgroup given by path the
+ * path ("/a/b", malloc'ed, else NULL), *gid being 0 when no cgroup has
+ * that path now.  The state's lock is held on success.
+ */
+static int device_and_group(const char *namearg, const char *spec, struct dev_state *d,
+			    int64_t *gid, char **path)
+{
+	char name[DM_NAME_MAX + 1];
+	int rc;
+
+	*path = NULL;
+	rc = resolve_name(namearg, name, sizeof(name));
+	if (rc)
+		return rc;
+	rc = state_lock();
+	if (rc)
+		return rc;
+	rc = load_ioband(name, d, false);
+	if (rc)
+		goto fail;
+	if (d->t.type == GT_CGROUP) {
+		*path = group_path(spec);
+		if (*path) {
+			*gid = cgroup_id_of(*path);
+			return EX_OK;
+		}
+	}
+	rc = resolve_group(d->t.type, spec, gid);
+	if (!rc)
+		return EX_OK;
+	dev_state_free(d);
+fail:
+	state_unlock();
+	return rc;
+}
+
+/*
+ * Record the value of a set or attach of cgroup group @gid (given by
+ * @path, or by id; 0 when @path has no cgroup now) in the state: a group given by path gets an entry, one given by
+ * the id of a path's cgroup has its entry changed.  @v and @is_range as
+ * from set_value_parse, @has_value false for an attach with no weight.
+ */
+static int record_value(const char *dev, const char *path, int64_t gid, bool has_value,
+			bool is_range, const struct group_conf *v)
+{
+	struct pg_state s;
+	struct pg_entry *e;
+	int rc;
+
+	rc = state_load(&s);
+	if (rc)
+		return rc;
+	e = path ? pg_add(&s, dev, path) : pg_find_id(&s, dev, gid);
+	if (e) {
+		if (is_range) {
+			e->min_kbps = v->min_kbps;
+			e->max_kbps = v->max_kbps;
+		} else if (has_value) {
+			e->weight = v->weight;
+		}
+		e->id = gid;
+		rc = state_save(&s);
+	}
+	pg_free(&s);
+	return rc;
+}
+
+static int cmd_set_attach(int argc, char **argv, bool attach)
+{
+	struct optstate st;
+	struct dev_state d;
+	struct group_conf v = { 0 };
+	bool is_range = false, attached_now = false, has_value;
+	char msg[128], err[512], *label = NULL, *path;
+	int64_t gid;
+	bool help;
+	int rc;
+
+	opt_begin(&st, argc, argv);
+	rc = flag_opts(&st, NULL, NULL, &help);
+	if (rc || help)
+		return flag_opts_exit(&st, rc, help);
+	if (attach ? st.npos < 2 || st.npos > 3 : st.npos != 3) {
+		free(st.pos);
+		return usage_error(attach ? "expected NAME GROUP [weight=W]" :
+					    "expected NAME GROUP and weight=W or min=MIN,max=MAX");
+	}
+	has_value = st.npos == 3;
+	if (has_value && set_value_parse(st.pos[2], &is_range, &v, err, sizeof(err))) {
+		free(st.pos);
+		return usage_error("%s", err);
+	}
+	if (attach && is_range) {
+		free(st.pos);
+		return usage_error("attach takes weight=W; set the range with 'set'");
+	}
+	if (attach && !has_value)
+		v.weight = DEFAULT_WEIGHT;
+	rc = device_and_group(st.pos[0], st.pos[1], &d, &gid, &path);
+	if (rc) {
+		free(st.pos);
+		return rc;
+	}
+	if (path && !gid) {
+		struct pg_state s;
+
+		/* no cgroup has the path now: the watcher attaches it when one does */
+		rc = state_load(&s);
+		if (!rc && attach && pg_find(&s, d.name, path))
+			rc = errorf(EX_CONFLICT, "%s is already configured on %s", path, d.name);
+		pg_free(&s);
+		if (!rc)
+			rc = record_value(d.name, path, 0, true, is_range, &v);
+		if (!rc)
+			note_absent(d.name, path);
+		goto out;
+	}
+	label = group_label(st.pos[1], gid);
+	if (attach && gid == DEFAULT_GROUP) {
+		rc = errorf(EX_USAGE, "the default group is always there; set its weight with 'set %s default weight=W'",
+			    st.pos[0]);
+		goto out;
+	}
+	if (gid != DEFAULT_GROUP && !table_find(&d.t, gid)) {
+		snprintf(msg, sizeof(msg), "attach %lld", (long long)gid);
+		if (dmx_fault("attach") || send_message(d.name, msg)) {
+			rc = errorf(EX_FAIL, "attaching %s to %s: the kernel refused '%s': %s", label,
+				    d.name, msg, dmx_why());
+			goto out;
+		}
+		attached_now = true;
+	} else if (attach) {
+		rc = errorf(EX_CONFLICT, "%s is already attached to %s", label, d.name);
+		goto out;
+	}
+	if (has_value) {
+		if (is_range) {
+			if (gid == DEFAULT_GROUP)
+				snprintf(msg, sizeof(msg), "range-bw %u:%u", v.min_kbps, v.max_kbps);
+			else
+				snprintf(msg, sizeof(msg), "range-bw %lld:%u:%u", (long long)gid,
+					 v.min_kbps, v.max_kbps);
+		} else {
+			snprintf(msg, sizeof(msg), "weight %lld:%u", (long long)gid, v.weight);
+		}
+		if (dmx_fault("set") || send_message(d.name, msg)) {
+			char why[600];
+
+			snprintf(why, sizeof(why), "%s", dmx_why());
+			if (attached_now) {
+				char undo[64];
+
+				snprintf(undo, sizeof(undo), "detach %lld", (long long)gid);
+				if (send_message(d.name, undo)) {
+					rc = errorf(EX_HALFDONE, "%s: the kernel refused '%s': %s; %s was attached for it and detaching it again failed (%s): detach it by hand",
+						    d.name, msg, why, label, dmx_why());
+					goto out;
+				}
+				rc = errorf(EX_FAIL, "%s: the kernel refused '%s': %s (%s, attached for it, was detached again)",
+					    d.name, msg, why, label);
+				goto out;
+			}
+			rc = errorf(EX_FAIL, "%s: the kernel refused '%s': %s", d.name, msg, why);
+			goto out;
+		}
+	}
+	if (is_range)
+		note("%s: %s%s, min %u KB/s, max %u KB/s%s", d.name, label,
+		     attached_now ? " attached" : "", v.min_kbps, v.max_kbps,
+		     d.t.policy == POL_RANGE_BW ? "" :
+		     " (ranges act while the policy is range-bw)");
+	else if (has_value)
+		note("%s: %s%s, weight %u", d.name, label, attached_now ? " attached" : "",
+		     v.weight);
+	else
+		note("%s: %s attached, weight %d", d.name, label, DEFAULT_WEIGHT);
+	rc = gid == DEFAULT_GROUP || d.t.type != GT_CGROUP ? EX_OK :
+	     record_value(d.name, path, gid, has_value || attach, is_range, &v);
+out:
+	if (d.wraps)
+		lvm_record_update(d.name);
+	state_unlock();
+	free(path);
+	free(label);
+	dev_state_free(&d);
+	free(st.pos);
+	return rc;
+}
+
+int cmd_set(int argc, char **argv)
+{
+	return cmd_set_attach(argc, argv, false);
+}
+
+int cmd_attach(int argc, char **argv)
+{
+	return cmd_set_attach(argc, argv, true);
+}
+
+/*
+ * Detach GROUP: its id, and for a group given by path (or by the id of a
+ * path's cgroup) its entry in the state too, with the id it was last
+ * attached under if that is another (a cgroup made again).
+ */
+int cmd_detach(int argc, char **argv)
+{
+	struct optstate st;
+	struct dev_state d;
+	struct pg_state s = { 0 };
+	struct pg_entry *e = NULL;
+	char msg[64], *label = NULL, *path;
+	int64_t gid, ids[2];
+	size_t n = 0, i;
+	bool help;
+	int rc;
+
+	opt_begin(&st, argc, argv);
+	rc = flag_opts(&st, NULL, NULL, &help);
+	if (rc || help)
+		return flag_opts_exit(&st, rc, help);
+	if (st.npos != 2) {
+		free(st.pos);
+		return usage_error("expected NAME GROUP");
+	}
+	rc = device_and_group(st.pos[0], st.pos[1], &d, &gid, &path);
+	if (rc) {
+		free(st.pos);
+		return rc;
+	}
+	label = path && !gid ? xstrdup(path) : group_label(st.pos[1], gid);
+	if (gid == DEFAULT_GROUP) {
+		rc = errorf(EX_USAGE, "the default group cannot be detached");
+		goto out;
+	}
+	rc = state_load(&s);
+	if (rc)
+		goto out;
+	e = path ? pg_find(&s, d.name, path) :
+	    d.t.type == GT_CGROUP ? pg_find_id(&s, d.name, gid) : NULL;
+	if ((!path || gid) && table_find(&d.t, gid))
+		ids[n++] = gid;
+	if (e && e->id && e->id != gid && table_find(&d.t, e->id))
+		ids[n++] = e->id;
+	if (!n && !e) {
+		rc = errorf(EX_CONFLICT, "%s is not attached to %s", label, d.name);
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		snprintf(msg, sizeof(msg), "detach %lld", (long long)ids[i]);
+		if (dmx_fault("detach") || send_message(d.name, msg)) {
+			rc = errorf(EX_FAIL, "%s: the kernel refused '%s': %s", d.name, msg, dmx_why());
+			goto out;
+		}
+	}
+	if (e) {
+		pg_drop(&s, e);
+		rc = state_save(&s);
+	}
+	note("%s: %s detached", d.name, label);
+out:
+	if (d.wraps)
+		lvm_record_update(d.name);
+	state_unlock();
+	pg_free(&s);
+	free(path);
+	free(label);
+	dev_state_free(&d);
+	free(st.pos);
+	return rc;
+}
+
