@@ -9,9 +9,11 @@
 # the figures repeat whatever the host does.  The profile's times are x20
 # (a 4 KiB read 2.32 ms, a write 8.96 ms, 4 channels), so the device and
 # not the guest's CPU is the limit: checked below from its busy time.  The
-# debug kernel spends so many more instructions a bio that at x20 the
-# device was busy 82 % of the time: there they are x100, over a window
-# twice as long.
+# debug kernel spends so many more instructions a bio that the device
+# was busy 82 % of the time at x20, 94 % at x100 and 90 % at x400 (over
+# 16 s): there the shares are reported, not judged (a skip), while on
+# production, where -icount makes the figure repeat, a device that is not
+# the limit fails the test.
 # icount: yes
 # smp: 1
 # long: debug
@@ -19,7 +21,6 @@
 . /tests/lib.sh
 
 SETTLE=3 WINDOW=4 SCALE=20	# seconds of guest time; the profile's times x SCALE
-case $(uname -r) in *debug*) WINDOW=8 SCALE=100 ;; esac
 dev=$(iobm_create dts0 1024 ssd)
 d=$IOBM_CFS/dts0
 for a in read_base_ns write_base_ns read_per_kib_ns write_per_kib_ns; do
@@ -67,7 +68,12 @@ ch=$(cat "$d/channels")
 busy=$((IOBM_TOTAL / 10000000 / ch / WINDOW))
 report share_devtime.busy "$busy"
 log "device busy $busy % of $ch channels x $WINDOW s"
-[ "$busy" -ge 95 ] || fail "device not the limit: busy $busy % of its time"
+if [ "$busy" -lt 95 ]; then
+	case $(uname -r) in
+	*debug*) not_limit="the device was not the limit on the debug kernel (busy $busy % of its time): shares not judged" ;;
+	*) fail "device not the limit: busy $busy % of its time" ;;
+	esac
+fi
 declare -A got
 msg=
 for g in a b c; do
@@ -75,6 +81,7 @@ for g in a b c; do
 	report "share_devtime.$g" "${got[$g]}"
 	msg+=" $g=$((got[$g] / 10)).$((got[$g] % 10))"
 done
+[ -z "${not_limit:-}" ] || skip "$not_limit (%:$msg)"
 for g in a b c; do
 	want=$((w[$g] * 1000 / 700))
 	dd=$((got[$g] - want))
