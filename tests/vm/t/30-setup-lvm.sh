@@ -15,18 +15,7 @@
 require lvm
 
 mnt=/mnt/lv
-nb=$(nullb_create lv0 256 "" "" 1)
-lvm pvcreate -q -y "$nb" >/dev/null || fail "pvcreate"
-on_exit "lvm pvremove -q -ff -y $nb"
-lvm vgcreate -q lv "$nb" >/dev/null || fail "vgcreate"
-on_exit "lvm vgremove -q -f lv"
-on_exit "dmsetup remove lv-data-iobandorig 2>/dev/null"
-lvm lvcreate -q -y -L 96M -n data lv >/dev/null || fail "lvcreate"
-on_exit "lvm vgchange -q -an lv"
-mkfs.ext4 -q /dev/lv/data || fail "mkfs.ext4"
-mkdir -p $mnt
-mount /dev/lv/data $mnt || fail "mount"
-on_exit "umount $mnt 2>/dev/null"
+lv_mounted lv $mnt
 for i in 1 2 3 4; do
 	dd if=/dev/urandom of=$mnt/f$i bs=64k count=8 status=none || fail "writing f$i"
 done

@@ -11,24 +11,11 @@
 require lvm
 
 mnt=/mnt/sw
-nb=$(nullb_create sw0 256 "" "" 1)
-lvm pvcreate -q -y "$nb" >/dev/null || fail "pvcreate"
-on_exit "lvm pvremove -q -ff -y $nb"
-lvm vgcreate -q sw "$nb" >/dev/null || fail "vgcreate"
-on_exit "lvm vgremove -q -f sw"
-on_exit "dmsetup remove sw-data-iobandorig"
-lvm lvcreate -q -y -L 96M -n data sw >/dev/null || fail "lvcreate"
-on_exit "lvm vgchange -q -an sw"
-[ -b /dev/sw/data ] || fail "no /dev/sw/data"
+lv_mounted sw $mnt
 orig_table=$(dmsetup table sw-data)
 devt=$(stat -L -c %t:%T /dev/sw/data)
 size=$(blockdev --getsz /dev/sw/data)
 log "LV sw/data: $orig_table"
-
-mkfs.ext4 -q /dev/sw/data || fail "mkfs.ext4"
-mkdir -p $mnt
-mount /dev/sw/data $mnt || fail "mount"
-on_exit "umount $mnt"
 for i in 1 2 3 4 5 6; do
 	dd if=/dev/urandom of=$mnt/f$i bs=64k count=8 status=none || fail "writing f$i"
 done
@@ -74,7 +61,7 @@ expect 2 ioband-setup unwrap
 contains "expected one VG/LV"
 expect 2 ioband-setup unwrap sw/data --type user
 contains "unknown option '--type'"
-dm_create fakevg-lv "0 8 linear $nb 0" >/dev/null
+dm_create fakevg-lv "0 8 linear $LV_PV 0" >/dev/null
 expect 4 ioband-setup wrap fakevg/lv
 contains "fakevg/lv (device-mapper device fakevg-lv) is not a logical volume"
 # a volume whose target owns its data: not copied
