@@ -17,6 +17,8 @@
 #include <linux/sort.h>
 #include <linux/string.h>
 
+#define NSEC_PER_SEC_U64	1000000000ULL
+
 /* ---- names ------------------------------------------------------------ */
 
 static const char *const type_names[IOBAND_NR_TYPES] = {
@@ -46,6 +48,27 @@ const char *ioband_policy_name(enum ioband_policy policy)
 	return policy < IOBAND_NR_POLICIES ? policy_names[policy] : "?";
 }
 EXPORT_SYMBOL_GPL(ioband_policy_name);
+
+static const char *const model_param_names[IOBAND_MODEL_NR_PARAMS] = {
+	[IOBAND_MODEL_RBPS] = "rbps",
+	[IOBAND_MODEL_RSEQIOPS] = "rseqiops",
+	[IOBAND_MODEL_RRANDIOPS] = "rrandiops",
+	[IOBAND_MODEL_WBPS] = "wbps",
+	[IOBAND_MODEL_WSEQIOPS] = "wseqiops",
+	[IOBAND_MODEL_WRANDIOPS] = "wrandiops",
+};
+
+const char *ioband_model_param_name(enum ioband_model_param param)
+{
+	return param < IOBAND_MODEL_NR_PARAMS ? model_param_names[param] : "?";
+}
+EXPORT_SYMBOL_GPL(ioband_model_param_name);
+
+bool ioband_model_given(const struct ioband_cost_model *model)
+{
+	return model->param[0];
+}
+EXPORT_SYMBOL_GPL(ioband_model_given);
 
 static int ioband_parse_type(const char *s, enum ioband_group_type *type)
 {
@@ -221,6 +244,7 @@ void ioband_dg_conf_init(struct ioband_dg_conf *conf)
 	conf->token_base = IOBAND_DEFAULT_TOKEN_BASE;
 	conf->carryover = IOBAND_DEFAULT_CARRYOVER;
 	conf->bandwidth = 0;
+	memset(&conf->model, 0, sizeof(conf->model));
 }
 EXPORT_SYMBOL_GPL(ioband_dg_conf_init);
 
@@ -303,23 +327,98 @@ int ioband_check_min_sum(const struct ioband_dg_conf *conf, u64 sum_kbps,
 }
 EXPORT_SYMBOL_GPL(ioband_check_min_sum);
 
+/* The errors that name every parameter of a cost model. */
+#define IOBAND_ERR_MODEL_PART \
+	"a cost model needs all of rbps, rseqiops, rrandiops, wbps, wseqiops and wrandiops"
+#define IOBAND_ERR_OPTION \
+	"unknown table option (bandwidth=, rbps=, rseqiops=, rrandiops=, wbps=, wseqiops=, wrandiops=)"
+#define IOBAND_ERR_MODEL_MSG \
+	"cost_model takes auto, or rbps=, rseqiops=, rrandiops=, wbps=, wseqiops= and wrandiops="
+#define IOBAND_ERR_MODEL_KEY \
+	"unknown cost model parameter (rbps, rseqiops, rrandiops, wbps, wseqiops, wrandiops)"
+
+/*
+ * "<param>=<value>", one parameter of a cost model, into @m: -ENOENT if
+ * @arg names none.
+ */
+static int ioband_parse_model_param(const char *arg, struct ioband_cost_model *m,
+				    char **error)
+{
+	const char *end;
+	unsigned int i;
+	u64 v;
+
+	for (i = 0; i < IOBAND_MODEL_NR_PARAMS; i++) {
+		size_t n = strlen(model_param_names[i]);
+
+		if (strncmp(arg, model_param_names[i], n) || arg[n] != '=')
+			continue;
+		if (m->param[i]) {
+			*error = "cost model parameter given twice";
+			return -EINVAL;
+		}
+		if (ioband_parse_dec(arg + n + 1, &end, IOBAND_MODEL_PARAM_MAX,
+				     &v) || *end || !v) {
+			*error = "cost model values must be numbers from 1 to 1000000000000";
+			return -EINVAL;
+		}
+		m->param[i] = v;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* A cost model is all six parameters or none. */
+static int ioband_check_model(const struct ioband_cost_model *m, char **error)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < IOBAND_MODEL_NR_PARAMS; i++)
+		n += !!m->param[i];
+	if (n && n < IOBAND_MODEL_NR_PARAMS) {
+		*error = IOBAND_ERR_MODEL_PART;
+		return -EINVAL;
+	}
+	return 0;
+}
+
 #define BANDWIDTH_ARG "bandwidth="
 
-/* The table's optional last argument, "bandwidth=<KB/s>" (not the ancestor's). */
-static int ioband_parse_bandwidth_arg(unsigned int *argc, char **argv,
-				      struct ioband_table *t, char **error)
+static int ioband_parse_table_option(const char *arg, struct ioband_table *t,
+				     char **error)
 {
-	const char *arg = argv[*argc - 1];
+	int r;
 
-	if (strncmp(arg, BANDWIDTH_ARG, strlen(BANDWIDTH_ARG)))
-		return 0;
+	if (strncmp(arg, BANDWIDTH_ARG, strlen(BANDWIDTH_ARG))) {
+		r = ioband_parse_model_param(arg, &t->dg.model, error);
+		if (r == -ENOENT)
+			*error = IOBAND_ERR_OPTION;
+		return r ? -EINVAL : 0;
+	}
+	if (t->dg.bandwidth) {
+		*error = "bandwidth given twice";
+		return -EINVAL;
+	}
 	if (ioband_parse_u32_arg(arg + strlen(BANDWIDTH_ARG), 1, U32_MAX,
 				 &t->dg.bandwidth)) {
 		*error = "bandwidth must be a number of KB/s from 1 to 4294967295";
 		return -EINVAL;
 	}
-	(*argc)--;
 	return 0;
+}
+
+/*
+ * The table's optional last arguments, not in the ancestor's syntax:
+ * "<option>=<value>" in any order after the groups (whose arguments never
+ * hold '='): bandwidth=<KB/s> and a cost model.
+ */
+static int ioband_parse_table_options(unsigned int *argc, char **argv,
+				      struct ioband_table *t, char **error)
+{
+	for (; *argc && strchr(argv[*argc - 1], '='); (*argc)--)
+		if (ioband_parse_table_option(argv[*argc - 1], t, error))
+			return -EINVAL;
+	return ioband_check_model(&t->dg.model, error);
 }
 
 static int ioband_check_table_mins(const struct ioband_table *t, char **error)
@@ -342,7 +441,7 @@ static int ioband_cmp_group_id(const void *a, const void *b)
 
 /*
  * <device_group_id> <io_throttle> <io_limit> <group_type> <policy>
- * <token_base> [:<default>] [<id>:<value>]... [bandwidth=<KB/s>]
+ * <token_base> [:<default>] [<id>:<value>]... [<option>=<value>]...
  */
 int ioband_parse_table(unsigned int argc, char **argv, struct ioband_table *t,
 		       char **error)
@@ -350,7 +449,7 @@ int ioband_parse_table(unsigned int argc, char **argv, struct ioband_table *t,
 	unsigned int i, j;
 
 	ioband_dg_conf_init(&t->dg);
-	if (argc && ioband_parse_bandwidth_arg(&argc, argv, t, error))
+	if (ioband_parse_table_options(&argc, argv, t, error))
 		return -EINVAL;
 	if (argc < 6) {
 		*error = "too few arguments";
@@ -478,6 +577,31 @@ static int ioband_parse_setting_msg(unsigned int argc, char **argv,
 	return -EINVAL;
 }
 
+/* "cost_model auto", or all six parameters in any order. */
+static int ioband_parse_model_msg(unsigned int argc, char **argv,
+				  struct ioband_msg *msg, char **error)
+{
+	unsigned int i;
+
+	msg->kind = IOBAND_MSG_COST_MODEL;
+	memset(&msg->model, 0, sizeof(msg->model));
+	if (argc == 2 && !strcmp(argv[1], "auto"))
+		return 0;
+	if (argc != 1 + IOBAND_MODEL_NR_PARAMS) {
+		*error = IOBAND_ERR_MODEL_MSG;
+		return -EINVAL;
+	}
+	for (i = 1; i < argc; i++) {
+		int r = ioband_parse_model_param(argv[i], &msg->model, error);
+
+		if (r == -ENOENT)
+			*error = IOBAND_ERR_MODEL_KEY;
+		if (r)
+			return -EINVAL;
+	}
+	return 0;
+}
+
 static int ioband_parse_attach_msg(unsigned int argc, char **argv,
 				   struct ioband_msg *msg, char **error)
 {
@@ -533,6 +657,8 @@ int ioband_parse_message(unsigned int argc, char **argv,
 	}
 	if (!strcmp(argv[0], "attach") || !strcmp(argv[0], "detach"))
 		return ioband_parse_attach_msg(argc, argv, msg, error);
+	if (!strcmp(argv[0], "cost_model"))
+		return ioband_parse_model_msg(argc, argv, msg, error);
 	if (!strcmp(argv[0], "reset")) {
 		msg->kind = IOBAND_MSG_RESET;
 		if (argc != 1) {
@@ -566,6 +692,9 @@ int ioband_dg_conf_update(struct ioband_dg_conf *conf,
 		break;
 	case IOBAND_MSG_BANDWIDTH:
 		c.bandwidth = msg->value;
+		break;
+	case IOBAND_MSG_COST_MODEL:
+		c.model = msg->model;
 		break;
 	case IOBAND_MSG_POLICY:
 		c.policy = msg->policy;
@@ -825,6 +954,59 @@ static u64 ioband_sched_window(struct ioband_sched *s)
 
 static void ioband_est_init(struct ioband_est *est);
 
+/*
+ * iocost's linear model in nanoseconds (blk-iocost.c, calc_lcoefs()): a
+ * page costs a second over the pages per second; an I/O what a second
+ * over the I/Os per second leaves after its one page, none if less.
+ * Each at most a second.
+ */
+static u32 ioband_model_ns(u64 per_sec, u64 minus)
+{
+	u64 ns = div64_u64(NSEC_PER_SEC_U64 + per_sec - 1, per_sec);
+
+	ns = ns > minus ? ns - minus : 0;
+	return min_t(u64, ns, IOBAND_EST_MAX_NS);
+}
+
+static void ioband_model_coef_set(struct ioband_model_coef *c,
+				  const struct ioband_cost_model *m)
+{
+	unsigned int w;
+
+	memset(c, 0, sizeof(*c));
+	c->given = ioband_model_given(m);
+	if (!c->given)
+		return;
+	for (w = 0; w < 2; w++) {
+		const u64 *p = &m->param[w * 3];	/* bps, seqiops, randiops */
+		u64 pages = max_t(u64, 1, div64_u64(p[0] + 4095, 4096));
+
+		c->page_ns[w] = ioband_model_ns(pages, 0);
+		c->io_ns[w * 2] = ioband_model_ns(p[2], c->page_ns[w]);
+		c->io_ns[w * 2 + 1] = ioband_model_ns(p[1], c->page_ns[w]);
+	}
+}
+
+/*
+ * What the user's model says a bio of @e costs, in units; what is left
+ * below a unit is carried to the group's next bio, so that in the long
+ * run a group pays what the model says to the nanosecond (on a fast
+ * device a 4 KiB read may cost less than a unit).  The class gives the
+ * direction and whether it is sequential.
+ */
+u32 ioband_model_charge(struct ioband_entity *e,
+			const struct ioband_model_coef *m, u32 cls, u32 sectors)
+{
+	u32 wseq = cls / IOBAND_EST_SIZES;	/* write * 2 + sequential */
+	u64 pages = max_t(u32, 1, sectors >> 3);
+	u64 ns = m->io_ns[wseq] + pages * m->page_ns[wseq >> 1];
+
+	ns = min_t(u64, ns, IOBAND_EST_MAX_NS) + e->model_rem_ns;
+	e->model_rem_ns = ns & ((1U << IOBAND_TIME_SHIFT) - 1);
+	return ns >> IOBAND_TIME_SHIFT;
+}
+EXPORT_SYMBOL_GPL(ioband_model_charge);
+
 void ioband_sched_init(struct ioband_sched *s, const struct ioband_dg_conf *c,
 		       struct ioband_entity **heap, u32 heap_cap)
 {
@@ -834,6 +1016,7 @@ void ioband_sched_init(struct ioband_sched *s, const struct ioband_dg_conf *c,
 	s->heap = heap;
 	s->heap_cap = heap_cap;
 	ioband_est_init(&s->est);
+	ioband_model_coef_set(&s->model, &c->model);
 	ioband_update_window(s);
 }
 EXPORT_SYMBOL_GPL(ioband_sched_init);
@@ -850,6 +1033,7 @@ void ioband_sched_set_conf(struct ioband_sched *s,
 	if (conf->policy != s->conf.policy)
 		ioband_est_init(&s->est);
 	s->conf = *conf;
+	ioband_model_coef_set(&s->model, &conf->model);
 	ioband_update_window(s);
 	if (was_range != is_range)
 		ioband_range_switch(s, is_range);
@@ -1596,7 +1780,6 @@ EXPORT_SYMBOL_GPL(ioband_sched_next);
  */
 #define EST_SHIFT		3
 #define EST_DEFAULT_NS		100000	/* the guess before any completion */
-#define NSEC_PER_SEC_U64	1000000000ULL
 
 /*
  * A depth interval: at least DEPTH_SAMPLES completions, DEPTH_SAMPLES_PER_BIO

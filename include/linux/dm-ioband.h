@@ -68,6 +68,28 @@ struct ioband_group_conf {
 	u32 max_kbps;		/* range-bw, 0: no cap */
 };
 
+/*
+ * weight-time: a cost model given instead of the one ioband learns, in the
+ * terms of iocost's io.cost.model (model=linear): bytes per second, and
+ * sequential and random I/Os per second, of reads and of writes.  All six
+ * or none.  See "Device time" in drivers/md/dm-ioband.c.
+ */
+enum ioband_model_param {
+	IOBAND_MODEL_RBPS,
+	IOBAND_MODEL_RSEQIOPS,
+	IOBAND_MODEL_RRANDIOPS,
+	IOBAND_MODEL_WBPS,
+	IOBAND_MODEL_WSEQIOPS,
+	IOBAND_MODEL_WRANDIOPS,
+	IOBAND_MODEL_NR_PARAMS
+};
+
+#define IOBAND_MODEL_PARAM_MAX	1000000000000ULL
+
+struct ioband_cost_model {
+	u64 param[IOBAND_MODEL_NR_PARAMS];	/* all 0: none given */
+};
+
 /* Settings shared by every ioband device of one device group. */
 struct ioband_dg_conf {
 	enum ioband_policy policy;
@@ -76,6 +98,7 @@ struct ioband_dg_conf {
 	u32 token_base;
 	u32 carryover;
 	u32 bandwidth;		/* KB/s the device serves, 0: not stated */
+	struct ioband_cost_model model;
 };
 
 /*
@@ -99,6 +122,7 @@ enum ioband_msg_kind {
 	IOBAND_MSG_IO_THROTTLE,
 	IOBAND_MSG_IO_LIMIT,
 	IOBAND_MSG_BANDWIDTH,
+	IOBAND_MSG_COST_MODEL,
 	IOBAND_MSG_TYPE,
 	IOBAND_MSG_POLICY,
 	IOBAND_MSG_ATTACH,
@@ -112,10 +136,13 @@ struct ioband_msg {
 	u32 value;	/* token, carryover, io_throttle, io_limit, bandwidth */
 	enum ioband_group_type type;
 	enum ioband_policy policy;
+	struct ioband_cost_model model;	/* cost_model, all 0 for "auto" */
 };
 
 const char *ioband_type_name(enum ioband_group_type type);
 const char *ioband_policy_name(enum ioband_policy policy);
+const char *ioband_model_param_name(enum ioband_model_param param);
+bool ioband_model_given(const struct ioband_cost_model *model);
 void ioband_dg_conf_init(struct ioband_dg_conf *conf);
 int ioband_parse_table(unsigned int argc, char **argv, struct ioband_table *t,
 		       char **error);
@@ -149,6 +176,7 @@ struct ioband_entity {
 	/* weight-time: a single stream's pause between two bios */
 	u64 last_done;		/* when its last bio completed */
 	u32 think_ns;		/* mean pause from a completion to its next bio */
+	u32 model_rem_ns;	/* a user's cost model: charge below a unit */
 	/* on ioband_sched's idle list while active with nothing to do */
 	struct ioband_entity *idle_prev, *idle_next;
 	/* range-bw: token buckets in sector-nanoseconds, see policy.c */
@@ -211,9 +239,21 @@ enum ioband_heap_id {
 
 #define IOBAND_HEAP_SLOTS(n)	((n) * IOBAND_NR_HEAPS)
 
+/*
+ * weight-time: the coefficients of the user's cost model in nanoseconds,
+ * as iocost derives them: a bio costs io_ns[write * 2 + sequential] plus
+ * page_ns[write] for each 4 KiB page it carries (at least one).
+ */
+struct ioband_model_coef {
+	bool given;
+	u32 io_ns[4];
+	u32 page_ns[2];
+};
+
 struct ioband_sched {
 	struct ioband_dg_conf conf;
 	struct ioband_est est;
+	struct ioband_model_coef model;
 	u64 vclock;		/* the device group's virtual clock */
 	u64 vclock_wraps;	/* times vclock has wrapped past 2^64 */
 	u64 vclock_owed;	/* weight-time: moves back the clock owes */
@@ -347,6 +387,23 @@ static inline u32 ioband_time_cost(const struct ioband_sched *s, u32 cls)
 	return ioband_time_units(ns ? ns : s->est.mean_ns);
 }
 
+u32 ioband_model_charge(struct ioband_entity *e,
+			const struct ioband_model_coef *m, u32 cls, u32 sectors);
+
+/*
+ * weight-time: what a bio of @e, of class @cls and @sectors, is charged
+ * when it goes down: its cost under the user's model if one is given,
+ * else its class's mean.
+ */
+static inline u32 ioband_time_charge(const struct ioband_sched *s,
+				     struct ioband_entity *e, u32 cls,
+				     u32 sectors)
+{
+	if (s->model.given)
+		return ioband_model_charge(e, &s->model, cls, sectors);
+	return ioband_time_cost(s, cls);
+}
+
 /* The most bios in flight the scheduler lets go down. */
 static inline u32 ioband_sched_depth(const struct ioband_sched *s)
 {
@@ -410,7 +467,8 @@ void ioband_sched_anticipate(struct ioband_sched *s, struct ioband_entity *e,
 /*
  * weight-time: a bio of @e and class @cls, charged @charged units when it
  * went down, has completed after @ns in flight.  The device group learns
- * the class's cost and its depth, and the group pays what the bio took.
+ * the class's cost and its depth, and the group pays what the bio took,
+ * unless the user's cost model says what it costs.
  */
 static inline void ioband_sched_complete_timed(struct ioband_sched *s,
 					       struct ioband_entity *e,
@@ -421,7 +479,8 @@ static inline void ioband_sched_complete_timed(struct ioband_sched *s,
 		ns = IOBAND_EST_MAX_NS;
 	ioband_depth_sample(s, now);
 	ioband_est_learn(s, cls, ns);
-	ioband_sched_correct(s, e, charged, ns);
+	if (!s->model.given)
+		ioband_sched_correct(s, e, charged, ns);
 	ioband_sched_complete(s, e, now);
 	e->last_done = now;
 	if (!e->nr_inflight && !e->nr_queued && !e->parallel)

@@ -11,6 +11,17 @@
 
 #define MAX_ARGS 256
 
+/* A cost model is all six parameters, each 1 to 10^12, or none. */
+static void check_model(const struct ioband_cost_model *m)
+{
+	unsigned int i;
+
+	for (i = 0; i < IOBAND_MODEL_NR_PARAMS; i++)
+		if (!m->param[i] != !m->param[0] ||
+		    m->param[i] > IOBAND_MODEL_PARAM_MAX)
+			abort();
+}
+
 static void check_table(const struct ioband_table *t)
 {
 	u32 i, j;
@@ -20,6 +31,7 @@ static void check_table(const struct ioband_table *t)
 	    t->dg.token_base < 1 || t->dg.token_base > IOBAND_TOKEN_BASE_MAX ||
 	    !t->dg_name[0] || strlen(t->dg_name) > IOBAND_DG_NAME_MAX)
 		abort();
+	check_model(&t->dg.model);
 	for (i = 0; i < t->nr_groups; i++) {
 		const struct ioband_group_conf *g = &t->groups[i];
 
@@ -63,8 +75,12 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 
 	memset(&m, 0, sizeof(m));
 	error = NULL;
-	if (ioband_parse_message(argc, argv, &m, &error) && !error)
+	if (!ioband_parse_message(argc, argv, &m, &error)) {
+		if (m.kind == IOBAND_MSG_COST_MODEL)
+			check_model(&m.model);
+	} else if (!error) {
 		abort();
+	}
 	free(buf);
 	return 0;
 }

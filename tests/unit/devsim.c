@@ -236,7 +236,8 @@ static void map(struct ds_model *m, s32 io)
 		d->cls = ioband_time_class(e, d->req.dir == IOBM_WRITE,
 					   d->req.sector, d->req.sectors);
 		d->charged = charged_at_dispatch(sim->charge) ?
-			     ioband_time_cost(&m->s, d->cls) : 0;
+			     ioband_time_charge(&m->s, e, d->cls,
+						d->req.sectors) : 0;
 	} else {
 		d->charged = ioband_bio_cost(&m->s, d->req.sectors, true);
 	}

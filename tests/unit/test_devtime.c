@@ -212,8 +212,143 @@ static void devtime_worker_latency(void)
 	check_scen_sim(&ds_scens[0], &sim);
 }
 
+/*
+ * iocost's linear model of a profile without seeks, as the benchmarks
+ * write it into io.cost.model (bench/vm/70-devtime.sh): a page costs
+ * 4 KiB of transfer over the channels, a 4 KiB I/O its base and
+ * transfer over the channels.
+ */
+static void true_model(const struct iobm_profile *p,
+		       struct ioband_cost_model *m)
+{
+	u32 w;
+
+	for (w = 0; w < 2; w++) {
+		u64 pk = p->per_kib_ns[w], base = p->base_ns[w];
+		u64 iops = p->channels * 1000000000ULL / (base + 4 * pk);
+
+		m->param[w * 3] = p->channels * 1024 * 1000000000ULL / pk;
+		m->param[w * 3 + 1] = iops;
+		m->param[w * 3 + 2] = iops;
+	}
+}
+
+/*
+ * A cost model given by the user: on every scenario without seeks (the
+ * linear model has none), the true model gives every group its share of
+ * device time within 2 points, as the estimator does.
+ */
+static void devtime_user_model(void)
+{
+	const struct ds_scen *sc;
+	struct ds_sim sim;
+	u32 n = 0;
+
+	for (sc = ds_scens; sc->name; sc++) {
+		if (strcmp(sc->profile, "ssd") && strcmp(sc->profile, "nvme"))
+			continue;
+		ds_scen_setup(sc, &sim);
+		true_model(&sim.prof, &sim.conf.model);
+		check_scen_sim(sc, &sim);
+		n++;
+	}
+	CHECK(n >= 6, "only %u scenarios without seeks", n);
+}
+
+/*
+ * The model, not what ioband measures, says what a bio costs: a model
+ * that takes the writes of the ssd profile (3.5 times a read) for reads
+ * gives the writing group of weight 1 of 4:2:1 its weight's share of
+ * I/Os, and so far more than its share of device time (37 % where the
+ * learned costs give it 14.3).
+ */
+static void devtime_user_model_rules(void)
+{
+	const struct ds_scen *sc = &ds_scens[0];
+	struct ds_sim sim;
+	u32 i;
+
+	ds_scen_setup(sc, &sim);
+	true_model(&sim.prof, &sim.conf.model);
+	for (i = 0; i < 3; i++)
+		sim.conf.model.param[3 + i] = sim.conf.model.param[i];
+	ds_run(&sim);
+	CHECK(ds_share(&sim, 2) > 30,
+	      "the writers have %.1f %% of device time, want over 30",
+	      ds_share(&sim, 2));
+	CHECK(sim.g[2].ios * 7 > (sim.g[0].ios + sim.g[1].ios + sim.g[2].ios) *
+				 0.95,
+	      "the writers have %llu of %llu I/Os, want a seventh",
+	      (unsigned long long)sim.g[2].ios,
+	      (unsigned long long)(sim.g[0].ios + sim.g[1].ios +
+				   sim.g[2].ios));
+}
+
+/*
+ * The coefficients as iocost derives them, the remainder carried so that
+ * charges add up to the model's time to the unit, the one-second bound,
+ * and no correction at completion: the model decides what a bio costs.
+ */
+static void model_charge_arithmetic(void)
+{
+	static struct ioband_entity *heap[IOBAND_HEAP_SLOTS(1)];
+	struct ioband_dg_conf conf;
+	struct ioband_entity e;
+	struct ioband_sched s;
+	u64 sum = 0, vtime;
+	u32 i, cls, cost;
+
+	ioband_dg_conf_init(&conf);
+	conf.policy = IOBAND_POLICY_WEIGHT_TIME;
+	/* reads: 10 us a page, 20 us a random 4 KiB, 10 us a sequential one */
+	conf.model = (struct ioband_cost_model){ { 409600000, 100000, 50000,
+						   /* writes: 1 ms a page */
+						   4096000, 2000, 1 } };
+	ioband_sched_init(&s, &conf, heap, 1);
+	CHECK(s.model.given && s.model.page_ns[0] == 10000 &&
+	      s.model.io_ns[0] == 10000 && s.model.io_ns[1] == 0,
+	      "reads: page %u, random %u, sequential %u", s.model.page_ns[0],
+	      s.model.io_ns[0], s.model.io_ns[1]);
+	CHECK(s.model.page_ns[1] == 1000000 && s.model.io_ns[2] == 999000000 &&
+	      s.model.io_ns[3] == 0, "writes: page %u, random %u, sequential %u",
+	      s.model.page_ns[1], s.model.io_ns[2], s.model.io_ns[3]);
+	ioband_entity_init(&s, &e, 100);
+	/* 512 random 4 KiB reads of 20000 ns: 20000 units, not 512 * 39 */
+	for (i = 0; i < 512; i++) {
+		cls = ioband_time_class(&e, false, 1000000 * (i + 1), 8);
+		sum += ioband_time_charge(&s, &e, cls, 8);
+	}
+	CHECK(sum == 20000, "512 reads of 20 us charged %llu units",
+	      (unsigned long long)sum);
+	/* sequential 64 KiB: 16 pages; a 1 MiB random write: a second */
+	cls = ioband_time_class(&e, false, e.next_sector, 128);
+	cost = ioband_time_charge(&s, &e, cls, 128);
+	CHECK(cost == 160000 / 512 || cost == 160000 / 512 + 1,
+	      "64 KiB sequential read: %u units", cost);
+	cls = ioband_time_class(&e, true, 7, 2048);
+	cost = ioband_time_charge(&s, &e, cls, 2048);
+	CHECK(cost == 1000000000 / 512 || cost == 1000000000 / 512 + 1,
+	      "1 MiB write: %u units, want a second's", cost);
+	/* completion moves nothing: the bio pays what the model said */
+	CHECK(ioband_sched_start(&s, &e, cost, false, 1), "lone group held");
+	vtime = e.vtime;
+	ioband_sched_complete_timed(&s, &e, cls, cost, 5000, 2);
+	CHECK(e.vtime == vtime, "completion moved the group's time by %lld",
+	      (long long)(e.vtime - vtime));
+	conf.model = (struct ioband_cost_model){ };
+	ioband_sched_set_conf(&s, &conf);
+	CHECK(!s.model.given, "auto: still given");
+	CHECK(ioband_sched_start(&s, &e, cost, false, 3), "lone group held");
+	vtime = e.vtime;
+	ioband_sched_complete_timed(&s, &e, cls, cost, 5000, 4);
+	CHECK(e.vtime != vtime, "learned costs: completion corrected nothing");
+}
+
 void devtime_tests(void)
 {
+	RUN(model_charge_arithmetic);
+	RUN(devtime_user_model);
+	RUN(devtime_user_model_rules);
 	RUN(devtime_worker_latency);
 	RUN(devtime_clock_wraps);
 	RUN(devtime_depth);

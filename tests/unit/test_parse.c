@@ -103,6 +103,32 @@ static void table_range_bw(void)
 	      "bandwidth without groups");
 }
 
+/* iocost's io.cost.model parameters, in the table after the groups. */
+static void table_cost_model(void)
+{
+	static const u64 want[] = { 51200000, 1724, 1724, 17066666, 446, 446 };
+	struct ioband_table t;
+	unsigned int i;
+	char *err;
+
+	CHECK(!table("dg 0 0 user weight-time 0 :100 5:400 rbps=51200000 rseqiops=1724 rrandiops=1724 wbps=17066666 wseqiops=446 wrandiops=446",
+		     &t, &err), "%s", err);
+	for (i = 0; i < IOBAND_MODEL_NR_PARAMS; i++)
+		CHECK(t.dg.model.param[i] == want[i], "%s=%llu",
+		      ioband_model_param_name(i),
+		      (unsigned long long)t.dg.model.param[i]);
+	CHECK(t.nr_groups == 1 && t.groups[0].weight == 400, "groups");
+	CHECK(ioband_model_given(&t.dg.model), "given");
+	/* any order, bandwidth= among them; none: nothing given */
+	CHECK(!table("dg 0 0 none weight-time 0 wrandiops=1 bandwidth=9 wbps=1 "
+		     "rrandiops=1000000000000 rseqiops=1 wseqiops=1 rbps=1",
+		     &t, &err), "%s", err);
+	CHECK(t.dg.bandwidth == 9 && t.dg.model.param[IOBAND_MODEL_RRANDIOPS] ==
+	      1000000000000ULL, "mixed order");
+	CHECK(!table("dg 0 0 none weight-time 0", &t, &err), "%s", err);
+	CHECK(!ioband_model_given(&t.dg.model), "none given");
+}
+
 static const struct {
 	const char *line;
 	const char *error;	/* a word the error must contain */
@@ -144,6 +170,20 @@ static const struct {
 	{ "dg 0 0 gid range-bw 0 :0:0 bandwidth=4294967296", "bandwidth" },
 	{ "dg 0 0 gid range-bw 0 bandwidth=9 :0:0", "<id>:<value>" },
 	{ "dg 0 0 none weight bandwidth=9", "too few" },
+	{ "dg 0 0 none weight 0 bandwidth=9 bandwidth=9", "twice" },
+	{ "dg 0 0 none weight 0 rbps=1", "needs all" },
+	{ "dg 0 0 none weight-time 0 rbps=1 rseqiops=1 rrandiops=1 wbps=1 wseqiops=1",
+	  "needs all" },
+	{ "dg 0 0 none weight-time 0 rbps=1 rseqiops=1 rrandiops=1 wbps=1 wseqiops=1 rbps=2",
+	  "twice" },
+	{ "dg 0 0 none weight-time 0 rbps=0 rseqiops=1 rrandiops=1 wbps=1 wseqiops=1 wrandiops=1",
+	  "1 to 1000000000000" },
+	{ "dg 0 0 none weight-time 0 rbps=1000000000001", "1 to 1000000000000" },
+	{ "dg 0 0 none weight-time 0 rbps=1x", "1 to 1000000000000" },
+	{ "dg 0 0 none weight-time 0 rbps=", "1 to 1000000000000" },
+	{ "dg 0 0 none weight-time 0 model=linear", "unknown table option" },
+	{ "dg 0 0 none weight-time 0 rbpsx=1", "unknown table option" },
+	{ "dg 0 0 user weight-time 0 rbps=1 :5", "<id>:<value>" },
 	{ "0123456789012345678901234567890123 0 0 none weight 0", "31" },
 	{ "d/g 0 0 none weight 0", "letters" },
 	{ "d\xc3\xa9g 0 0 none weight 0", "letters" },
@@ -195,6 +235,13 @@ static void messages_good(void)
 	      m.kind == IOBAND_MSG_BANDWIDTH && m.value == 4294967295U, "bw");
 	CHECK(!message("type pgrp", &m, &err) && m.type == IOBAND_TYPE_PGRP,
 	      "type");
+	CHECK(!message("cost_model wrandiops=6 wseqiops=5 wbps=4 rrandiops=3 "
+		       "rseqiops=2 rbps=1", &m, &err), "%s", err);
+	CHECK(m.kind == IOBAND_MSG_COST_MODEL && m.model.param[0] == 1 &&
+	      m.model.param[IOBAND_MODEL_WRANDIOPS] == 6, "cost_model");
+	CHECK(!message("cost_model auto", &m, &err) &&
+	      m.kind == IOBAND_MSG_COST_MODEL && !ioband_model_given(&m.model),
+	      "cost_model auto");
 	CHECK(!message("policy weight-iosize", &m, &err) &&
 	      m.policy == IOBAND_POLICY_WEIGHT_IOSIZE, "policy");
 	CHECK(!message("attach 1000", &m, &err) &&
@@ -214,6 +261,11 @@ static const char *const bad_messages[] = {
 	"type", "type bogus", "type user gid", "policy", "policy x",
 	"attach", "attach -1", "attach x", "attach 1 2", "detach",
 	"detach 18446744073709551616", "reset now",
+	"cost_model", "cost_model auto auto", "cost_model learn",
+	"cost_model rbps=1", "cost_model rbps=1 rseqiops=1 rrandiops=1 wbps=1 wseqiops=1 wbps=1",
+	"cost_model rbps=1 rseqiops=1 rrandiops=1 wbps=1 wseqiops=1 wrandiops=0",
+	"cost_model rbps=1 rseqiops=1 rrandiops=1 wbps=1 wseqiops=1 ctrl=user",
+	"cost_model rbps=1 rseqiops=1 rrandiops=1 wbps=1 wseqiops=1 wrandiops=1 model=linear",
 };
 
 static void messages_bad(void)
@@ -317,6 +369,7 @@ void parse_tests(void)
 	RUN(table_ancestor_example);
 	RUN(table_defaults);
 	RUN(table_range_bw);
+	RUN(table_cost_model);
 	RUN(table_bad);
 	RUN(messages_good);
 	RUN(messages_bad);

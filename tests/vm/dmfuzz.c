@@ -96,9 +96,14 @@ struct grp {
 	u32 weight, min, max;
 };
 
+static const char *const model_keys[6] = {
+	"rbps", "rseqiops", "rrandiops", "wbps", "wseqiops", "wrandiops"
+};
+
 struct state {
 	char dg[32];
 	u32 throttle, limit, token_base, bandwidth, carryover;
+	u64 model[6];	/* weight-time's cost model, all 0: none */
 	int policy, type;
 	struct grp def;
 	u32 n;
@@ -276,10 +281,39 @@ static int setting(const char *s, u32 max, u32 def, u32 *val)
 	return 0;
 }
 
+/* "<key>=<value>" of a cost model into @model: 1 if no key, -1 if bad. */
+static int model_param(const char *a, u64 *model)
+{
+	unsigned int k;
+
+	for (k = 0; k < 6; k++) {
+		size_t n = strlen(model_keys[k]);
+
+		if (strncmp(a, model_keys[k], n) || a[n] != '=')
+			continue;
+		if (model[k] || number(a + n + 1, NULL, 1000000000000ULL,
+				       &model[k]) || !model[k])
+			return -1;
+		return 0;
+	}
+	return 1;
+}
+
+/* Six parameters or none. */
+static int model_whole(const u64 *model)
+{
+	int k, n = 0;
+
+	for (k = 0; k < 6; k++)
+		n += !!model[k];
+	return n == 0 || n == 6 ? 0 : -1;
+}
+
 /*
  * The target's arguments after its device word: <dg> <io_throttle>
  * <io_limit> <type> <policy> <token_base> [:<value>] [<id>:<value>]...
- * [bandwidth=<KB/s>].  Fills @t (but its carryover) when they are valid.
+ * [<option>=<value>]... (bandwidth= and a cost model, in any order).
+ * Fills @t (but its carryover) when they are valid.
  */
 static int model_table(int argc, char **argv, struct state *t)
 {
@@ -288,12 +322,20 @@ static int model_table(int argc, char **argv, struct state *t)
 	int i;
 
 	t->bandwidth = 0;
-	if (argc && !strncmp(argv[argc - 1], bw, strlen(bw))) {
-		if (number32(argv[argc - 1] + strlen(bw), 1, 0xffffffffU,
-			     &t->bandwidth))
+	memset(t->model, 0, sizeof(t->model));
+	for (; argc && strchr(argv[argc - 1], '='); argc--) {
+		const char *a = argv[argc - 1];
+
+		if (strncmp(a, bw, strlen(bw))) {
+			if (model_param(a, t->model))
+				return -1;
+		} else if (t->bandwidth ||
+			   number32(a + strlen(bw), 1, 0xffffffffU, &t->bandwidth)) {
 			return -1;
-		argc--;
+		}
 	}
+	if (model_whole(t->model))
+		return -1;
 	if (argc < 6 || argc - 7 > GROUPS_MAX)
 		return -1;
 	len = strlen(argv[0]);
@@ -435,6 +477,21 @@ static int model_message(int argc, char **argv, struct state *s)
 	}
 	if (!strcmp(argv[0], "reset"))
 		return argc == 1 ? 0 : EINVAL;
+	if (!strcmp(argv[0], "cost_model")) {
+		u64 m[6] = { 0 };
+
+		if (argc == 2 && !strcmp(argv[1], "auto")) {
+			memset(s->model, 0, sizeof(s->model));
+			return 0;
+		}
+		if (argc != 7)
+			return EINVAL;
+		for (i = 1; i < 7; i++)
+			if (model_param(argv[i], m))
+				return EINVAL;
+		memcpy(s->model, m, sizeof(m));
+		return 0;
+	}
 	for (i = 0; i < sizeof(settings) / sizeof(settings[0]); i++)
 		if (!strcmp(argv[0], settings[i].name))
 			break;
@@ -478,7 +535,10 @@ static void print_table(char *p, const struct state *s, const char *dev)
 	for (i = 0; i < s->n; i++)
 		p += print_grp(p, s, &s->g[i]);
 	if (s->bandwidth)
-		sprintf(p, " bandwidth=%u", s->bandwidth);
+		p += sprintf(p, " bandwidth=%u", s->bandwidth);
+	for (i = 0; s->model[0] && i < 6; i++)
+		p += sprintf(p, " %s=%llu", model_keys[i],
+			     (unsigned long long)s->model[i]);
 }
 
 static void print_ima(char *p, const struct state *s, const char *dev)
@@ -609,6 +669,9 @@ static const char *const words[] = {
 	"1000:80", "0:1", "-1:5", "-1", "1:2:3", "bandwidth=0",
 	"bandwidth=1000", "bandwidth=4294967295", "bandwidth=4294967296",
 	"bandwidth=", "5:100:200", "\\", "\\\\", "fz", "dg", "a:b", "::",
+	"cost_model", "auto", "rbps=51200000", "rseqiops=1724", "rrandiops=1",
+	"wbps=17066666", "wseqiops=446", "wrandiops=1000000000000",
+	"wrandiops=1000000000001", "rbps=0", "rbps=", "model=linear", "x=1",
 };
 
 static const char seps[] = { ' ', '\t', '\n', '\v', '\f', '\r', (char)0xa0 };
@@ -702,6 +765,16 @@ static u32 rnd_u32(u32 lo, u32 hi)
 	return lo + (u32)(rnd() % ((u64)hi - lo + 1));
 }
 
+/* " rbps=N ... wrandiops=N": six, now and then five, or one twice */
+static void gen_model(char *p)
+{
+	int k, n = rn(8) ? 6 : 5, twice = rn(8) ? -1 : rn(6);
+
+	for (k = 0; k < n; k++)
+		p += sprintf(p, " %s=%u", model_keys[k == twice ? (k + 1) % 6 : k],
+			     1 + rn(rn(2) ? 10000 : 2000000000));
+}
+
 /* A well-formed table line (the model decides whether it fits). */
 static void gen_table(char *p, const struct state *s)
 {
@@ -724,14 +797,16 @@ static void gen_table(char *p, const struct state *s)
 				rn(2) ? 0 : 2000 + rn(5000)) :
 			sprintf(p, " %lld:%u", (long long)rnd_id(type), 1 + rn(10000));
 	if (!rn(4))
-		sprintf(p, " bandwidth=%u", 1 + rn(100000));
+		p += sprintf(p, " bandwidth=%u", 1 + rn(100000));
+	if (!rn(4))
+		gen_model(p);
 }
 
 static void gen_message(char *p, const struct state *s)
 {
 	s64 id = s->n && rn(4) ? s->g[rn(s->n)].id : rn(3) ? rnd_id(s->type) : -1;
 
-	switch (rn(12)) {
+	switch (rn(13)) {
 	case 0:
 	case 1:
 		sprintf(p, "weight %lld:%u", (long long)id, 1 + rn(10000));
@@ -764,6 +839,14 @@ static void gen_message(char *p, const struct state *s)
 		break;
 	case 10:
 		sprintf(p, rn(2) ? "io_throttle %u" : "token %u", rn(s->limit + 1));
+		break;
+	case 11:
+		if (rn(3)) {
+			p += sprintf(p, "cost_model");
+			gen_model(p);
+		} else {
+			sprintf(p, "cost_model auto");
+		}
 		break;
 	default:
 		if (rn(2))

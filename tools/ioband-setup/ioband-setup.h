@@ -68,7 +68,8 @@ struct ioband_table {
 	struct group_conf def;
 	size_t ngroups;
 	struct group_conf *groups;	/* in the order written */
-	uint32_t bandwidth;	/* KB/s, "bandwidth=" last; 0: not stated */
+	uint32_t bandwidth;	/* KB/s, "bandwidth="; 0: not stated */
+	uint64_t model[6];	/* "rbps=" ... "wrandiops=" (weight-time); all 0: none */
 };
 
 void table_free(struct ioband_table *t);

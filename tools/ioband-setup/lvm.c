@@ -658,6 +658,7 @@ static int repair_one(struct lv_ref *lv, int found, const struct wrap_rec *r, bo
 		t.token_base = member.t.token_base;
 		t.policy = member.t.policy;
 		t.bandwidth = member.t.bandwidth;
+		memcpy(t.model, member.t.model, sizeof(t.model));
 		dev_state_free(&member);
 	}
 	rc = wrap_with(lv, lines, n, &t, -1, "wrapped again");

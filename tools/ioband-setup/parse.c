@@ -274,6 +274,45 @@ static int parse_group_arg(const char *s, enum policy pol, struct group_conf *g,
 	return group_value_parse(end + 1, pol, g, err, errlen);
 }
 
+static const char *const model_keys[6] = {
+	"rbps", "rseqiops", "rrandiops", "wbps", "wseqiops", "wrandiops"
+};
+
+/* One "<option>=<value>" of a table line, into @t. */
+static int table_option_parse(const char *a, struct ioband_table *t, char *err,
+			      size_t errlen)
+{
+	unsigned long long v;
+	char *end;
+	int k;
+
+	if (!strncmp(a, "bandwidth=", 10)) {
+		if (t->bandwidth || parse_u32(a + 10, UINT32_MAX, &t->bandwidth) ||
+		    !t->bandwidth) {
+			ERR("bad bandwidth in ioband table: '%s'", a);
+			return -1;
+		}
+		return 0;
+	}
+	for (k = 0; k < 6; k++) {
+		size_t n = strlen(model_keys[k]);
+
+		if (strncmp(a, model_keys[k], n) || a[n] != '=')
+			continue;
+		errno = 0;
+		v = strtoull(a + n + 1, &end, 10);
+		if (t->model[k] || a[n + 1] < '0' || a[n + 1] > '9' || *end ||
+		    errno || !v || v > 1000000000000ULL) {
+			ERR("bad cost model value in ioband table: '%s'", a);
+			return -1;
+		}
+		t->model[k] = v;
+		return 0;
+	}
+	ERR("unknown option in ioband table: '%s'", a);
+	return -1;
+}
+
 int table_parse(const char *params, struct ioband_table *t, char *err, size_t errlen)
 {
 	char *copy = xstrdup(params), **argv;
@@ -282,15 +321,16 @@ int table_parse(const char *params, struct ioband_table *t, char *err, size_t er
 	int r = -1, x;
 
 	memset(t, 0, sizeof(*t));
-	/* the device group's stated bandwidth, an optional last argument */
-	if (argc && !strncmp(argv[argc - 1], "bandwidth=", 10)) {
-		if (parse_u32(argv[argc - 1] + 10, UINT32_MAX, &t->bandwidth) ||
-		    !t->bandwidth) {
-			ERR("bad bandwidth in ioband table '%s'", params);
+	/* the options after the groups: bandwidth= and a cost model */
+	for (; argc && strchr(argv[argc - 1], '='); argc--)
+		if (table_option_parse(argv[argc - 1], t, err, errlen))
+			goto out;
+	for (x = 0; x < 6; x++)
+		if (!t->model[x] != !t->model[0]) {
+			ERR("a cost model needs all of %s in ioband table '%s'",
+			    "rbps, rseqiops, rrandiops, wbps, wseqiops and wrandiops", params);
 			goto out;
 		}
-		argc--;
-	}
 	if (argc < 7) {
 		ERR("too few arguments (%zu) in ioband table '%s'", argc, params);
 		goto out;
@@ -404,6 +444,9 @@ char *table_format(const struct ioband_table *t)
 	}
 	if (t->bandwidth)
 		append(&buf, &len, &cap, " bandwidth=%u", t->bandwidth);
+	for (i = 0; t->model[0] && i < 6; i++)
+		append(&buf, &len, &cap, " %s=%llu", model_keys[i],
+		       (unsigned long long)t->model[i]);
 	return buf;
 }
 
@@ -944,6 +987,8 @@ int opts_to_table(const struct setup_opts *o, const char *device, const char *de
 	if (!t->token_base)
 		t->token_base = 256;
 	t->bandwidth = cur ? cur->bandwidth : 0;
+	if (cur)
+		memcpy(t->model, cur->model, sizeof(t->model));
 	if (t->io_throttle > t->io_limit) {
 		ERR("io-throttle %u must not exceed io-limit %u", t->io_throttle, t->io_limit);
 		return -1;

@@ -234,6 +234,23 @@ static void test_tables(void)
 	table_free(&u);
 	CHECK(table_parse("8:16 d 0 0 gid range-bw 0 bandwidth=0", &u, err, sizeof(err)) &&
 	      strstr(err, "bandwidth"), "bandwidth=0: %s", err);
+	/* a cost model is carried through, in any order, and printed as the kernel prints it */
+	CHECK(!table_parse("8:16 d 0 128 cgroup weight-time 256 :100 5:400 wrandiops=6 "
+			   "bandwidth=900 wseqiops=5 wbps=4 rrandiops=3 rseqiops=2 rbps=1",
+			   &u, err, sizeof(err)) && u.model[0] == 1 && u.model[5] == 6 &&
+	      u.bandwidth == 900 && u.ngroups == 1, "cost model: %s", err);
+	f = table_format(&u);
+	CHECK(!strcmp(f, "8:16 d 0 128 cgroup weight-time 256 :100 5:400 bandwidth=900 "
+		      "rbps=1 rseqiops=2 rrandiops=3 wbps=4 wseqiops=5 wrandiops=6"),
+	      "cost model format: %s", f);
+	free(f);
+	table_free(&u);
+	CHECK(table_parse("8:16 d 0 0 none weight-time 0 rbps=1", &u, err, sizeof(err)) &&
+	      strstr(err, "needs all"), "partial model: %s", err);
+	CHECK(table_parse("8:16 d 0 0 none weight-time 0 rbps=0", &u, err, sizeof(err)) &&
+	      strstr(err, "cost model value"), "rbps=0: %s", err);
+	CHECK(table_parse("8:16 d 0 0 none weight-time 0 x=1", &u, err, sizeof(err)) &&
+	      strstr(err, "unknown option"), "x=1: %s", err);
 	CHECK(table_parse("8:16 data 0 128 cgroup weight", &u, err, sizeof(err)) &&
 	      strstr(err, "too few"), "short: %s", err);
 	CHECK(table_parse("8:16 data 0 128 bogus weight 0", &u, err, sizeof(err)) &&

@@ -107,6 +107,18 @@ assert_eq "$(dmsetup table home)" \
 	"0 $(blockdev --getsz "$nd") ioband $(cat /sys/block/"${nd#/dev/}"/dev) home 0 128 user weight 256 :100 1000:300 1001:100" \
 	"the users example's table"
 
+# ---- a cost model -----------------------------------------------------------------------------
+doc_run cost-model
+case "$(dmsetup table data)" in
+*" weight-time 256 "*" rbps=500000000 rseqiops=60000 rrandiops=40000 wbps=300000000 wseqiops=30000 wrandiops=20000") ;;
+*) fail "the cost model example's table: $(dmsetup table data)" ;;
+esac
+doc_run cost-model-auto
+case "$(dmsetup table data)" in
+*=*) fail "the model is still there after 'cost_model auto': $(dmsetup table data)" ;;
+esac
+dmsetup message data 0 policy weight || fail "policy weight again"
+
 # ---- tracepoints: run the commands shown, with I/O that gets held ---------------------------
 tr=/sys/kernel/tracing
 [ -d $tr/events ] || mount -t tracefs nodev $tr 2>/dev/null
