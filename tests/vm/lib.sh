@@ -105,9 +105,12 @@ _lib_cleanup() {
 	[ -f "$_LIB_STATE/failed" ] && rc=1
 	[ -f "$_LIB_STATE/skipped" ] && [ $rc = 0 -o $rc = 143 ] && rc=77
 	_lib_cg_kill
-	sed -n '1!G;h;$p' "$_LIB_STATE/cleanup" | while IFS= read -r cmd; do
-		eval "$cmd" >/dev/null 2>&1
-	done
+	# in this shell, not a pipeline's subshell: a "wait" among them must
+	# wait for the test's own children
+	sed -n '1!G;h;$p' "$_LIB_STATE/cleanup" >"$_LIB_STATE/cleanup.last-first"
+	while IFS= read -r cmd; do
+		eval "$cmd" </dev/null >/dev/null 2>&1
+	done <"$_LIB_STATE/cleanup.last-first"
 	rm -rf "$_LIB_STATE"
 	exit $rc
 }
