@@ -8,6 +8,7 @@ dt_label() {
 	linear) echo "dm-linear" ;;
 	weight) echo "ioband weight" ;;
 	weight-time) echo "ioband weight-time" ;;
+	weight-time-model) echo "ioband weight-time, true model" ;;
 	bfq) echo "BFQ" ;;
 	iocost-model) echo "iocost, true model, vrate 100 %" ;;
 	iocost) echo "iocost, automatic" ;;
@@ -46,7 +47,10 @@ device's total busy time (the device's own attribution, not throughput
 ratios); the target is the group's weight over the busy groups' weights.
 ioband (type cgroup, $(settings dt.settings | sed 's/window [^,]*, settle [^,]*, //')) acts on a dm device over the model
 device, its live table swapped under one load: dm-linear, \`weight\`
-(counts I/Os), \`weight-time\` (device time).  Under a second load on the
+(counts I/Os), \`weight-time\` (device time), and \`weight-time\` given
+the model's true parameters as its cost model (the \`rbps=\` ...
+\`wrandiops=\` options, the same as iocost's below; not for the disk,
+whose seeks a linear model does not hold).  Under a second load on the
 model device itself (scheduler none but for BFQ): BFQ
 (\`io.bfq.weight\`, its defaults), iocost with \`io.cost.model\` set to the
 model's true parameters (\`ctrl=user model=linear\`, below) and its rate
@@ -102,7 +106,7 @@ EOT
 		echo
 		echo "| controller | device-time share $gl % | error (points) | max error | I/O share $gl % | IOPS | MiB/s | busy % | busy vs ref | IOPS vs ref | CPU % |"
 		echo "|---|---|---|---|---|---|---|---|---|---|---|"
-		for c in linear weight weight-time bfq iocost-model iocost; do
+		for c in linear weight weight-time weight-time-model bfq iocost-model iocost; do
 			k=$P.$c
 			has "$k.iops" || continue
 			ds= es= ios= em=0
@@ -150,7 +154,7 @@ Goal: back within 2 points within 5 s.
 | controller | worst error each second after the change (points) | last second off by more than 2 | seconds $(( $(get dt.after) / 2 ))-$(get dt.after): shares $gl % | error (points) | goal <= 2 |
 |---|---|---|---|---|---|
 EOT
-			for c in linear weight weight-time bfq iocost-model iocost; do
+			for c in linear weight weight-time weight-time-model bfq iocost-model iocost; do
 				k=$P.$c.after
 				has "$k.series" || continue
 				errs= last=0

@@ -5,7 +5,9 @@
 # weight-time, dm-linear, and on the raw model device no controller, BFQ
 # (io.bfq.weight), iocost with io.cost.model set to the model's true
 # parameters and its rate fixed at 100 % (its best case), and iocost as it
-# comes (automatic model and QoS), in one boot.
+# comes (automatic model and QoS), in one boot.  ioband weight-time is
+# also given the same true model (its cost_model options) on the cases
+# without seeks, as iocost's best case is.
 #
 # Cases (bench.dt_cases), each on a model device of its own:
 #   ssd-wlow    ssd, 4:2:1, reads in a and b, writes in c (the lowest)
@@ -17,7 +19,7 @@
 #               of before): after a window, the writes' cost (base and per
 #               KiB) doubles under the running load; each group's share in
 #               every second for bench.dt_after seconds (10) after it
-#   depth-D     ssd, 4:2:1, 4 KiB random readers, 1, 4 and 16 jobs each
+#   depth-D     ssd, 4:2:1, 4 KiB random readers, 1, 4 and 16 jobs each (D: 1, 4, 8, 32)
 #               keeping D I/Os in flight (1: psync, else libaio): the
 #               fewest submitters have the highest weight (dm-linear,
 #               weight-time, BFQ, iocost with the true model only)
@@ -45,7 +47,8 @@
 # Keys: dt.CASE.CTL.{dt,io,ios}.G (device-time share %, I/O share %,
 # I/Os), .iops, .mibs, .busy (device busy %: busy time over channels x
 # window), .cpu (guest CPU busy %), .late_ms, .secs; CTL-alone for a alone;
-# CTL: linear, weight, weight-time, bfq, iocost-model, iocost.
+# CTL: linear, weight, weight-time, weight-time-model (ioband with the
+# true model), bfq, iocost-model, iocost.
 # bench-boot: icount
 # timeout: 3600
 . /tests/lib.sh
@@ -53,7 +56,7 @@
 
 WIN=$(bparam window 4)
 SETTLE=$(bparam dt_settle 2)
-CASES="ssd-wlow,ssd-whigh,disk-seqrand,ssd-4k256k,ssd-change,depth-1,depth-32"
+CASES="ssd-wlow,ssd-whigh,disk-seqrand,ssd-4k256k,ssd-change,depth-1,depth-4,depth-8,depth-32"
 # the short mode (bench.window below 4): fewer cases
 [ "$WIN" -lt 4 ] && CASES="ssd-wlow,disk-seqrand,ssd-change,depth-1"
 CASES=$(bparam dt_cases "$CASES")
@@ -80,7 +83,7 @@ report dt.after "$DT_AFTER"
 # group, a first), CTLS (the controllers measured with every group) and
 # ALONE (those measured with group a alone before)
 case_def() {
-	CTLS="linear weight weight-time bfq iocost-model iocost"
+	CTLS="linear weight weight-time weight-time-model bfq iocost-model iocost"
 	ALONE="linear weight-time"
 	case $1 in
 	ssd-wlow) PROF=ssd SCALE=$SSD_SCALE
@@ -89,16 +92,17 @@ case_def() {
 		SPECS=(400:randwrite:4k:4:4 200:randread:4k:4:4 100:randread:4k:4:4)
 		ALONE= ;;
 	disk-seqrand) PROF=disk SCALE=$DISK_SCALE
-		SPECS=(100:read:4k:1:1 100:randread:4k:1:1) ;;
+		SPECS=(100:read:4k:1:1 100:randread:4k:1:1)
+		CTLS="linear weight weight-time bfq iocost-model iocost" ;;
 	ssd-4k256k) PROF=ssd SCALE=$SSD_SCALE
 		SPECS=(100:randread:4k:4:4 100:randread:256k:4:4)
 		ALONE=linear ;;
 	depth-[0-9]*) PROF=ssd SCALE=$SSD_SCALE D=${1#depth-}
 		SPECS=(400:randread:4k:1:$D 200:randread:4k:4:$D 100:randread:4k:16:$D)
-		CTLS="linear weight-time bfq iocost-model" ALONE=linear ;;
+		CTLS="linear weight-time weight-time-model bfq iocost-model" ALONE=linear ;;
 	ssd-change) PROF=ssd SCALE=$SSD_SCALE
 		SPECS=(400:randread:4k:4:4 200:randread:4k:4:4 100:randwrite:4k:4:4)
-		CTLS="weight-time bfq iocost-model" ALONE= ;;
+		CTLS="weight-time weight-time-model bfq iocost-model" ALONE= ;;
 	*) fail "unknown case '$1' (bench.dt_cases)" ;;
 	esac
 }
@@ -295,6 +299,14 @@ for cs in ${CASES//,/ }; do
 	done
 	T_LIN="0 $sz linear $dev 0"
 	t_iob() { echo "0 $sz ioband $dev dt$n $IOB_THROTTLE $IOB_LIMIT cgroup $1 $IOB_TOKEN :100$tw"; }
+	# weight-time-model: weight-time with iocost's true model as its options
+	t_ctl() {
+		case $1 in
+		linear) echo "$T_LIN" ;;
+		weight-time-model) echo "$(t_iob weight-time) ${MODEL#ctrl=user model=linear }" ;;
+		*) t_iob "$1" ;;
+		esac
+	}
 	dm=$(dm_create "dtl$n" "$T_LIN")
 	report "$P.profile" "$PROF"
 	report "$P.scale" "$SCALE"
@@ -306,14 +318,14 @@ for cs in ${CASES//,/ }; do
 	# the dm device: a alone, then every group
 	dt_start a "$dm" "${SPECS[0]}"
 	for c in $ALONE; do
-		if [ $c = linear ]; then dm_swap "dtl$n" "$T_LIN"; else dm_swap "dtl$n" "$(t_iob $c)"; fi
+		dm_swap "dtl$n" "$(t_ctl $c)"
 		dt_measure "$P.$c-alone" "$dm" a
 	done
 	i=1
 	for g in "${GS[@]:1}"; do dt_start "$g" "$dm" "${SPECS[$i]}"; i=$((i + 1)); done
-	for c in linear weight weight-time; do
+	for c in linear weight weight-time weight-time-model; do
 		[[ " $CTLS " == *" $c "* ]] || continue
-		if [ $c = linear ]; then dm_swap "dtl$n" "$T_LIN"; else dm_swap "dtl$n" "$(t_iob $c)"; fi
+		dm_swap "dtl$n" "$(t_ctl $c)"
 		dt_measure "$P.$c" "$dm" "${GS[@]}"
 		[ "$cs" = ssd-change ] && dt_change "$P.$c" "${GS[@]}"
 	done

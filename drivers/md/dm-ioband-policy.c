@@ -64,9 +64,15 @@ const char *ioband_model_param_name(enum ioband_model_param param)
 }
 EXPORT_SYMBOL_GPL(ioband_model_param_name);
 
+/* All six parameters (the grammar takes all or none; zero would divide). */
 bool ioband_model_given(const struct ioband_cost_model *model)
 {
-	return model->param[0];
+	unsigned int i;
+
+	for (i = 0; i < IOBAND_MODEL_NR_PARAMS; i++)
+		if (!model->param[i])
+			return false;
+	return true;
 }
 EXPORT_SYMBOL_GPL(ioband_model_given);
 

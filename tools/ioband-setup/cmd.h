@@ -27,7 +27,7 @@ extern bool dry_run;
 
 enum {
 	O_HELP = 1, O_JSON, O_DG, O_TYPE, O_POLICY, O_WEIGHT, O_GROUP, O_IO_THROTTLE,
-	O_IO_LIMIT, O_TOKEN_BASE, O_CARRYOVER, O_INTERVAL, O_COUNT, O_DRY_RUN, O_WAIT,
+	O_IO_LIMIT, O_TOKEN_BASE, O_CARRYOVER, O_COST_MODEL, O_INTERVAL, O_COUNT, O_DRY_RUN, O_WAIT,
 	O_OPTIONS, O_NOHEADINGS, O_SEPARATOR, O_UNITS, O_REPORTFORMAT, O_REPAIR,
 };
 
@@ -93,7 +93,8 @@ int report_check(const struct report_col *cols, size_t ncols, const char *defaul
 	{ "io-throttle", 0, true, O_IO_THROTTLE }, \
 	{ "io-limit", 0, true, O_IO_LIMIT }, \
 	{ "token-base", 0, true, O_TOKEN_BASE }, \
-	{ "carryover", 0, true, O_CARRYOVER }
+	{ "carryover", 0, true, O_CARRYOVER }, \
+	{ "cost-model", 0, true, O_COST_MODEL }
 
 
 /*

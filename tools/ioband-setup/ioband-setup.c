@@ -76,7 +76,9 @@ void note(const char *fmt, ...)
 	"      --io-throttle N     0 to 65536 (0, off)\n" \
 	"      --io-limit N        bios in flight per device group, 1 to 65536 (128)\n" \
 	"      --token-base N      window in 4 KiB tokens, 1 to 1048576 (256)\n" \
-	"      --carryover N       idle credit kept, in windows, 0 to 100 (2)\n"
+	"      --carryover N       idle credit kept, in windows, 0 to 100 (2)\n" \
+	"      --cost-model rbps=N,rseqiops=N,rrandiops=N,wbps=N,wseqiops=N,wrandiops=N\n" \
+	"                          weight-time's costs, as iocost's io.cost.model\n"
 
 #define REPORT_HELP \
 	"Report options (as lvs's):\n" \
@@ -472,7 +474,7 @@ int parse_setup_opts(struct optstate *st, const struct opt *opts, struct setup_o
 		[O_DG] = "device-group", [O_TYPE] = "type", [O_POLICY] = "policy",
 		[O_WEIGHT] = "weight", [O_GROUP] = "group", [O_IO_THROTTLE] = "io-throttle",
 		[O_IO_LIMIT] = "io-limit", [O_TOKEN_BASE] = "token-base",
-		[O_CARRYOVER] = "carryover",
+		[O_CARRYOVER] = "carryover", [O_COST_MODEL] = "cost-model",
 	};
 	char err[512];
 	int id;

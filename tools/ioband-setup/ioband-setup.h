@@ -72,6 +72,9 @@ struct ioband_table {
 	uint64_t model[6];	/* "rbps=" ... "wrandiops=" (weight-time); all 0: none */
 };
 
+/* The parameters of a cost model, in the kernel's order: rbps ... wrandiops. */
+extern const char *const model_keys[6];
+
 void table_free(struct ioband_table *t);
 /* Parse the parameters of an ioband target; 0, or -1 with err filled. */
 int table_parse(const char *params, struct ioband_table *t, char *err, size_t errlen);
@@ -195,6 +198,7 @@ struct setup_opts {
 	int type;		/* -1: not given */
 	int policy;		/* -1: not given */
 	int64_t io_throttle, io_limit, token_base, carryover;	/* -1: not given */
+	uint64_t model[6];	/* rbps= ... wrandiops=, weight-time's cost model; 0: not given */
 	bool has_weight;
 	uint32_t weight;
 	size_t ngroups;
@@ -205,7 +209,7 @@ void setup_opts_init(struct setup_opts *o);
 void setup_opts_free(struct setup_opts *o);
 /* Add "SPEC=VALUE"; -1 with err when malformed. */
 int setup_opts_add_group(struct setup_opts *o, const char *spec_value, char *err, size_t errlen);
-/* Set device-group setting @key ("io-limit"...) from @val; -1 with err. */
+/* Set device-group setting @key ("io-limit", "rbps"...) from @val; -1 with err. */
 int setup_opts_set(struct setup_opts *o, const char *key, const char *val,
 		   char *err, size_t errlen);
 

@@ -274,16 +274,37 @@ static int parse_group_arg(const char *s, enum policy pol, struct group_conf *g,
 	return group_value_parse(end + 1, pol, g, err, errlen);
 }
 
-static const char *const model_keys[6] = {
+const char *const model_keys[6] = {
 	"rbps", "rseqiops", "rrandiops", "wbps", "wseqiops", "wrandiops"
 };
+
+/* A cost model's value: 1 to 10^12, as the kernel takes it. */
+static int model_value_parse(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return *end || errno || !*v || *v > 1000000000000ULL ? -1 : 0;
+}
+
+/* Six parameters or none. */
+static bool model_whole(const uint64_t *m)
+{
+	int k;
+
+	for (k = 0; k < 6; k++)
+		if (!m[k] != !m[0])
+			return false;
+	return true;
+}
 
 /* One "<option>=<value>" of a table line, into @t. */
 static int table_option_parse(const char *a, struct ioband_table *t, char *err,
 			      size_t errlen)
 {
-	unsigned long long v;
-	char *end;
 	int k;
 
 	if (!strncmp(a, "bandwidth=", 10)) {
@@ -299,14 +320,10 @@ static int table_option_parse(const char *a, struct ioband_table *t, char *err,
 
 		if (strncmp(a, model_keys[k], n) || a[n] != '=')
 			continue;
-		errno = 0;
-		v = strtoull(a + n + 1, &end, 10);
-		if (t->model[k] || a[n + 1] < '0' || a[n + 1] > '9' || *end ||
-		    errno || !v || v > 1000000000000ULL) {
+		if (t->model[k] || model_value_parse(a + n + 1, &t->model[k])) {
 			ERR("bad cost model value in ioband table: '%s'", a);
 			return -1;
 		}
-		t->model[k] = v;
 		return 0;
 	}
 	ERR("unknown option in ioband table: '%s'", a);
@@ -325,12 +342,11 @@ int table_parse(const char *params, struct ioband_table *t, char *err, size_t er
 	for (; argc && strchr(argv[argc - 1], '='); argc--)
 		if (table_option_parse(argv[argc - 1], t, err, errlen))
 			goto out;
-	for (x = 0; x < 6; x++)
-		if (!t->model[x] != !t->model[0]) {
-			ERR("a cost model needs all of %s in ioband table '%s'",
-			    "rbps, rseqiops, rrandiops, wbps, wseqiops and wrandiops", params);
-			goto out;
-		}
+	if (!model_whole(t->model)) {
+		ERR("a cost model needs all of rbps, rseqiops, rrandiops, wbps, wseqiops and wrandiops in ioband table '%s'",
+		    params);
+		goto out;
+	}
 	if (argc < 7) {
 		ERR("too few arguments (%zu) in ioband table '%s'", argc, params);
 		goto out;
@@ -501,6 +517,9 @@ char *table_diff(const struct ioband_table *cur, const struct ioband_table *want
 		DIFF("io_limit %u -> %u", cur->io_limit, want->io_limit);
 	if (cur->token_base != want->token_base)
 		DIFF("token_base %u -> %u", cur->token_base, want->token_base);
+	if (memcmp(cur->model, want->model, sizeof(cur->model)))
+		DIFF("cost model %s", !want->model[0] ? "withdrawn" :
+		     cur->model[0] ? "changed" : "given");
 	/* weights and ranges are only comparable under the same kind of policy */
 	bool kind = (cur->policy == POL_RANGE_BW) != (want->policy == POL_RANGE_BW);
 
@@ -884,6 +903,8 @@ int setup_opts_add_group(struct setup_opts *o, const char *spec_value, char *err
 	return 0;
 }
 
+static int cost_model_set(struct setup_opts *o, const char *val, char *err, size_t errlen);
+
 int setup_opts_set(struct setup_opts *o, const char *key, const char *val,
 		   char *err, size_t errlen)
 {
@@ -951,8 +972,49 @@ int setup_opts_set(struct setup_opts *o, const char *key, const char *val,
 	}
 	if (!strcmp(key, "group"))
 		return setup_opts_add_group(o, val, err, errlen);
+	for (x = 0; x < 6; x++) {
+		if (strcmp(key, model_keys[x]))
+			continue;
+		if (o->model[x]) {
+			ERR("%s given twice", key);
+			return -1;
+		}
+		if (model_value_parse(val, &o->model[x])) {
+			ERR("%s must be a number from 1 to 1000000000000, not '%s'", key, val);
+			return -1;
+		}
+		return 0;
+	}
+	if (!strcmp(key, "cost-model"))
+		return cost_model_set(o, val, err, errlen);
 	ERR("unknown option '%s'", key);
 	return -1;
+}
+
+/* --cost-model rbps=N,rseqiops=N,...: the six keys, each as its own option. */
+static int cost_model_set(struct setup_opts *o, const char *val, char *err, size_t errlen)
+{
+	char *copy = xstrdup(val), *tok, *save, *eq;
+	int r = 0;
+
+	for (tok = strtok_r(copy, ",", &save); tok && !r; tok = strtok_r(NULL, ",", &save)) {
+		eq = strchr(tok, '=');
+		if (!eq) {
+			ERR("cost model must be rbps=N,rseqiops=N,rrandiops=N,wbps=N,wseqiops=N,wrandiops=N, not '%s'",
+			    val);
+			r = -1;
+			break;
+		}
+		*eq = '\0';
+		if (!strcmp(tok, "cost-model")) {
+			ERR("unknown cost model parameter 'cost-model'");
+			r = -1;
+			break;
+		}
+		r = setup_opts_set(o, tok, eq + 1, err, errlen);
+	}
+	free(copy);
+	return r;
 }
 
 int opts_to_table(const struct setup_opts *o, const char *device, const char *default_dg,
@@ -987,7 +1049,13 @@ int opts_to_table(const struct setup_opts *o, const char *device, const char *de
 	if (!t->token_base)
 		t->token_base = 256;
 	t->bandwidth = cur ? cur->bandwidth : 0;
-	if (cur)
+	if (!model_whole(o->model)) {
+		ERR("a cost model needs all of rbps, rseqiops, rrandiops, wbps, wseqiops and wrandiops");
+		return -1;
+	}
+	if (o->model[0])
+		memcpy(t->model, o->model, sizeof(t->model));
+	else if (cur)
 		memcpy(t->model, cur->model, sizeof(t->model));
 	if (t->io_throttle > t->io_limit) {
 		ERR("io-throttle %u must not exceed io-limit %u", t->io_throttle, t->io_limit);

@@ -79,6 +79,8 @@ static int write_options(FILE *f, const struct dev_state *d, const char *default
 		opt_add(&w, "token-base=%u", t->token_base);
 	if (e && e->opts.carryover >= 0)
 		opt_add(&w, "carryover=%lld", (long long)e->opts.carryover);
+	for (i = 0; t->model[0] && i < 6; i++)
+		opt_add(&w, "%s=%llu", model_keys[i], (unsigned long long)t->model[i]);
 	for (i = 0; i < t->ngroups; i++) {
 		const struct group_conf *g = &t->groups[i];
 		struct pg_entry *pe = t->type == GT_CGROUP ? pg_find_id(s, d->name, g->id) : NULL;

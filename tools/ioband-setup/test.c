@@ -390,6 +390,42 @@ static void test_opts_to_table(void)
 	CHECK(opts_to_table(&o, "250:0", "data", NULL, ids, &t, err, sizeof(err)) &&
 	      strstr(err, "holds ranges, not weights"), "%s", err);
 	setup_opts_free(&o);
+
+	/* a cost model: given whole, kept from the table in force, or refused */
+	setup_opts_init(&o);
+	CHECK(!table_parse("250:0 data 0 128 none weight-time 256 :100 rbps=1 rseqiops=2 "
+			   "rrandiops=3 wbps=4 wseqiops=5 wrandiops=6", &cur, err, sizeof(err)),
+	      "cur with a model: %s", err);
+	CHECK(!opts_to_table(&o, "250:0", "data", &cur, ids, &t, err, sizeof(err)), "%s", err);
+	f = table_format(&t);
+	CHECK(!strcmp(f, "250:0 data 0 128 none weight-time 256 :100 rbps=1 rseqiops=2 "
+		      "rrandiops=3 wbps=4 wseqiops=5 wrandiops=6"), "model kept: %s", f);
+	free(f);
+	table_free(&t);
+	CHECK(!setup_opts_set(&o, "cost-model", "rbps=10,rseqiops=20,rrandiops=30,wbps=40,"
+			      "wseqiops=50,wrandiops=60", err, sizeof(err)), "--cost-model: %s", err);
+	CHECK(!opts_to_table(&o, "250:0", "data", &cur, ids, &t, err, sizeof(err)), "%s", err);
+	f = table_format(&t);
+	CHECK(!strcmp(f, "250:0 data 0 128 none weight-time 256 :100 rbps=10 rseqiops=20 "
+		      "rrandiops=30 wbps=40 wseqiops=50 wrandiops=60"), "model given: %s", f);
+	free(f);
+	f = table_diff(&cur, &t, NULL, NULL);
+	CHECK(f && strstr(f, "cost model changed"), "diff: %s", f ? f : "(none)");
+	free(f);
+	table_free(&t);
+	table_free(&cur);
+	CHECK(setup_opts_set(&o, "rbps", "7", err, sizeof(err)) && strstr(err, "given twice"),
+	      "rbps twice: %s", err);
+	setup_opts_free(&o);
+	setup_opts_init(&o);
+	CHECK(!setup_opts_set(&o, "rbps", "7", err, sizeof(err)), "rbps");
+	CHECK(opts_to_table(&o, "250:0", "data", NULL, ids, &t, err, sizeof(err)) &&
+	      strstr(err, "needs all"), "partial model: %s", err);
+	CHECK(setup_opts_set(&o, "wbps", "0", err, sizeof(err)) &&
+	      strstr(err, "wbps must be a number from 1 to 1000000000000"), "wbps=0: %s", err);
+	CHECK(setup_opts_set(&o, "cost-model", "rbps", err, sizeof(err)) &&
+	      strstr(err, "cost model must be"), "--cost-model rbps: %s", err);
+	setup_opts_free(&o);
 }
 
 /* ---- iobandtab ----------------------------------------------------------- */
@@ -419,6 +455,10 @@ static void test_tab(void)
 	      !strcmp(e.opts.groups[1].spec, "/sys/fs/cgroup/a/b") && e.opts.io_limit == 64 &&
 	      e.opts.io_throttle == 4 && e.opts.token_base == 512 && e.opts.carryover == 3,
 	      "full fields");
+	tab_entry_free(&e);
+	CHECK(tab_parse_line("db /dev/sdc rbps=1,rseqiops=2,rrandiops=3,wbps=4,wseqiops=5,"
+			     "wrandiops=6", 5, &e, err, sizeof(err)) == 1 &&
+	      e.opts.model[0] == 1 && e.opts.model[5] == 6, "cost model: %s", err);
 	tab_entry_free(&e);
 	CHECK(tab_parse_line("vg0/home wrap type=user,group=alice=300", 6, &e, err, sizeof(err)) == 1 &&
 	      e.wrap && !strcmp(e.name, "vg0/home"), "wrap: %s", err);

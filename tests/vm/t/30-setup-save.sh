@@ -4,7 +4,8 @@
 # its syntax, comments and spacing kept, only the lines that differ
 # rewritten; save again and apply then have nothing to change; apply's
 # diff before the save names groups by path and name; after a "reboot"
-# (devices and state gone) apply brings back what was saved.
+# (devices and state gone) apply brings back what was saved, a cost model
+# given to create included.
 # timeout: 240
 # long: debug
 . /tests/lib.sh
@@ -35,7 +36,8 @@ expect 0 ioband-setup set ss-a ss-later weight=30
 expect 0 ioband-setup detach ss-a ss-db
 expect 0 ioband-setup set ss-b alice weight=90
 expect 0 ioband-setup attach ss-b root weight=5
-expect 0 ioband-setup create ss-c "$nb3" -t cgroup -g ss-web=10 --io-limit 32
+expect 0 ioband-setup create ss-c "$nb3" -t cgroup -g ss-web=10 --io-limit 32 \
+	--cost-model rbps=1000000,rseqiops=2000,rrandiops=300,wbps=400000,wseqiops=500,wrandiops=60
 # what apply would undo, by name
 expect 0 ioband-setup apply --dry-run "$tab"
 contains "ss-a: would reload (group /ss-web (id $idw) weight 250 -> 400)"
@@ -52,7 +54,7 @@ ss-b	$nb2 type=user,group=root=5,group=alice=90
 ss-x  /dev/ss-nosuch  nofail
 # the end
 # added by ioband-setup save
-ss-c $nb3 type=cgroup,io-limit=32,group=/ss-web=10" "the file saved"
+ss-c $nb3 type=cgroup,io-limit=32,rbps=1000000,rseqiops=2000,rrandiops=300,wbps=400000,wseqiops=500,wrandiops=60,group=/ss-web=10" "the file saved"
 cp "$tab" "$TESTDIR/saved"
 expect 0 ioband-setup save "$tab"
 assert_eq "$out" "$tab: up to date" "save again"
