@@ -1211,7 +1211,8 @@ static u32 ioband_ewma(u32 avg, u64 ns);
  */
 static void ioband_time_arrive(struct ioband_entity *e, u64 now)
 {
-	if (e->last_done && !ioband_entity_busy(e) && !e->parallel)
+	if (e->last_done && !e->nr_queued &&
+	    (e->parallel || !e->nr_inflight))
 		e->think_ns = ioband_ewma(e->think_ns,
 					  min_t(u64, now - e->last_done, U32_MAX));
 }
@@ -1858,11 +1859,13 @@ void ioband_sched_correct(struct ioband_sched *s, struct ioband_entity *e,
 EXPORT_SYMBOL_GPL(ioband_sched_correct);
 
 /*
- * @e, a single stream, has nothing held or in flight.  If it would be
+ * A bio of @e has completed and @e holds nothing: a single stream with
+ * nothing in flight, or a parallel group behind the clock.  If it would be
  * served now and usually sends its next bio within a quarter of the mean
  * bio's time, the device waits for that bio (twice its think time and an
  * eighth of a mean bio at most) before serving another group: a stream
- * that pauses between bios keeps its turn, so it is served in batches.
+ * that pauses between bios keeps its turn, so it is served in batches,
+ * and a group short of its share keeps the place its bio left.
  */
 void ioband_sched_anticipate(struct ioband_sched *s, struct ioband_entity *e,
 			     u64 now)
@@ -1870,7 +1873,8 @@ void ioband_sched_anticipate(struct ioband_sched *s, struct ioband_entity *e,
 	u32 mean = s->est.mean_ns;
 
 	if (e->think_ns >= mean / 4 ||
-	    ioband_vt_before(s->vclock + ioband_sched_window(s), e->vtime))
+	    ioband_vt_before(s->vclock + ioband_sched_window(s), e->vtime) ||
+	    (e->parallel && !ioband_vt_before(e->vtime, s->vclock)))
 		return;
 	s->antic = e;
 	s->antic_until = now + 2 * (u64)e->think_ns + mean / 8;

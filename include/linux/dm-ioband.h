@@ -173,7 +173,7 @@ struct ioband_entity {
 	bool active;		/* its weight is in active_weight */
 	bool parallel;		/* had two bios at once since it became active */
 	u64 idle_since;		/* when it last had nothing held or in flight */
-	/* weight-time: a single stream's pause between two bios */
+	/* weight-time: its submitters' pause, for ioband_sched_anticipate() */
 	u64 last_done;		/* when its last bio completed */
 	u32 think_ns;		/* mean pause from a completion to its next bio */
 	u32 model_rem_ns;	/* a user's cost model: charge below a unit */
@@ -483,7 +483,7 @@ static inline void ioband_sched_complete_timed(struct ioband_sched *s,
 		ioband_sched_correct(s, e, charged, ns);
 	ioband_sched_complete(s, e, now);
 	e->last_done = now;
-	if (!e->nr_inflight && !e->nr_queued && !e->parallel)
+	if (!e->nr_queued && (e->parallel || !e->nr_inflight))
 		ioband_sched_anticipate(s, e, now);
 }
 

@@ -34,6 +34,15 @@ const struct ds_scen ds_scens[] = {
 		{ 400, 1, 8, 4, false, false },
 		{ 200, 4, 4, 4, false, false },
 		{ 100, 16, 32, 4, false, false } } },
+	/* the benchmark's depth cases: 1, 4 and 16 jobs, each D in flight */
+	{ "ssd 4:2:1, 1x4 / 4x4 / 16x4 submitters", "ssd", 0, 0, 3, {
+		{ 400, 1, 4, 4, false, false },
+		{ 200, 4, 4, 4, false, false },
+		{ 100, 16, 4, 4, false, false } } },
+	{ "ssd 4:2:1, 1x8 / 4x8 / 16x8 submitters", "ssd", 0, 0, 3, {
+		{ 400, 1, 8, 4, false, false },
+		{ 200, 4, 8, 4, false, false },
+		{ 100, 16, 8, 4, false, false } } },
 	/* the same, but the heavy group's one psync process cannot */
 	{ "ssd 4:2:1, 1 psync / 4x4 / 16x32 (max-min)", "ssd", 0, 0, 3, {
 		{ 400, 1, 1, 4, false, false },
