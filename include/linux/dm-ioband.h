@@ -404,10 +404,14 @@ static inline u32 ioband_time_charge(const struct ioband_sched *s,
 	return ioband_time_cost(s, cls);
 }
 
-/* The most bios in flight the scheduler lets go down. */
+/*
+ * The most bios in flight the scheduler lets go down: under weight-time,
+ * while more than one group is active, the depth the device needs (see
+ * "Depth control" in drivers/md/dm-ioband.c).
+ */
 static inline u32 ioband_sched_depth(const struct ioband_sched *s)
 {
-	if (s->conf.policy == IOBAND_POLICY_WEIGHT_TIME &&
+	if (s->conf.policy == IOBAND_POLICY_WEIGHT_TIME && s->nr_active > 1 &&
 	    s->est.depth < s->conf.io_limit)
 		return s->est.depth;
 	return s->conf.io_limit;

@@ -115,10 +115,11 @@ static void devtime_depth(void)
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct ds_sim sim;
 
-		ds_setup(&sim, cases[i].profile, 1);
+		/* two groups: a lone group has no depth to keep */
+		ds_setup(&sim, cases[i].profile, 2);
 		sim.conf.io_limit = cases[i].io_limit;
-		sim.g[0].procs = 16;
-		sim.g[0].iodepth = 8;
+		sim.g[0].procs = sim.g[1].procs = 16;
+		sim.g[0].iodepth = sim.g[1].iodepth = 8;
 		sim.run_ns = sim.warmup_ns + 100 * 1000 * 1000ULL;
 		ds_run(&sim);
 		CHECK(sim.depth >= cases[i].lo && sim.depth <= cases[i].hi,
