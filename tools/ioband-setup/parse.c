@@ -278,16 +278,20 @@ const char *const model_keys[6] = {
 	"rbps", "rseqiops", "rrandiops", "wbps", "wseqiops", "wrandiops"
 };
 
-/* A cost model's value: 1 to 10^12, as the kernel takes it. */
+/* A cost model's value: 1 to 10^12, as the kernel takes it; *v set only then. */
 static int model_value_parse(const char *s, uint64_t *v)
 {
+	unsigned long long n;
 	char *end;
 
 	if (*s < '0' || *s > '9')
 		return -1;
 	errno = 0;
-	*v = strtoull(s, &end, 10);
-	return *end || errno || !*v || *v > 1000000000000ULL ? -1 : 0;
+	n = strtoull(s, &end, 10);
+	if (*end || errno || !n || n > 1000000000000ULL)
+		return -1;
+	*v = n;
+	return 0;
 }
 
 /* Six parameters or none. */

@@ -423,6 +423,8 @@ static void test_opts_to_table(void)
 	      strstr(err, "needs all"), "partial model: %s", err);
 	CHECK(setup_opts_set(&o, "wbps", "0", err, sizeof(err)) &&
 	      strstr(err, "wbps must be a number from 1 to 1000000000000"), "wbps=0: %s", err);
+	CHECK(setup_opts_set(&o, "wseqiops", "7x", err, sizeof(err)) && !o.model[4] &&
+	      !setup_opts_set(&o, "wseqiops", "7", err, sizeof(err)), "wseqiops=7x left a value");
 	CHECK(setup_opts_set(&o, "cost-model", "rbps", err, sizeof(err)) &&
 	      strstr(err, "cost model must be"), "--cost-model rbps: %s", err);
 	setup_opts_free(&o);
