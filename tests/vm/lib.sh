@@ -45,6 +45,9 @@
 #   fio_verify_args           fio options verifying with a pattern of this
 #                             run's own (see below)
 #   log MSG                   print MSG with the test's elapsed seconds
+#   alive PID                 PID runs: not gone, and not a zombie, which
+#                             kill -0 takes for alive (a background job
+#                             that ended and was not reaped yet)
 
 CG_ROOT=/sys/fs/cgroup
 NULLB_CFS=/sys/kernel/config/nullb
@@ -78,6 +81,16 @@ log() {
 
 assert_eq() {
 	[ "$1" = "$2" ] || fail "${3:-assert_eq}: got '$1', want '$2'"
+}
+
+# A zombie passes kill -0: bash does not always reap a background job
+# at once (one ended while its shell waited in read -t, and a loop on
+# kill -0 ran until the test's timeout).
+alive() {
+	local s
+	read -r s 2>/dev/null <"/proc/$1/stat" || return 1
+	s=${s##*) }
+	[ "${s%% *}" != Z ]
 }
 
 expect_fail() {

@@ -19,7 +19,7 @@ delayed_writes() {
 # Wait (bounded by the test's timeout) until group $1 has had $2 writes held.
 wait_held() {
 	until [ "$(delayed_writes "$1")" -ge "$2" ]; do
-		kill -0 "$writers" 2>/dev/null || fail "writers ended before $2 bios were held"
+		alive "$writers" || fail "writers ended before $2 bios were held"
 		sleep 0.1
 	done
 }

@@ -33,7 +33,7 @@ reads() { dmsetup status "$1" | awk '{print $6}'; }
 # overlapped for 2 s of 8 (1590 reads from a 200 reads/s disk, 49 %).
 for n in dgi1 dgi2; do
 	until [ "$(reads $n)" -gt 20 ]; do
-		kill -0 "${pids[0]}" 2>/dev/null || fail "fio ended before $n read"
+		alive "${pids[0]}" || fail "fio ended before $n read"
 		sleep 0.1
 	done
 done
@@ -49,7 +49,7 @@ t1=${EPOCHREALTIME/./}
 ms=$(((t1 - t0) / 1000))
 # killed below, not before: fio's own end would close the window early
 for p in "${pids[@]}"; do
-	kill -0 "$p" 2>/dev/null || fail "a fio ended before the window closed (dgi1=$r1 dgi2=$r2 reads)"
+	alive "$p" || fail "a fio ended before the window closed (dgi1=$r1 dgi2=$r2 reads)"
 done
 kill "${pids[@]}" 2>/dev/null
 wait

@@ -77,7 +77,7 @@ cg_run rng-w fio --name=v --filename="$dev" --rw=randwrite --bs=4k --size=8m \
 	>"$TESTDIR/verify.out" 2>&1 &
 writer=$!
 n=0
-while kill -0 "$writer" 2>/dev/null; do
+while alive "$writer"; do
 	dmsetup message rng 0 policy weight || fail "policy weight under load"
 	dmsetup message rng 0 policy range-bw || fail "policy range-bw under load"
 	n=$((n + 2))

@@ -76,7 +76,7 @@ wait_sleeper() {
 	local i
 	for i in $(seq 300); do
 		[ "$(sleeper)" = fio ] && return 0
-		kill -0 "$1" 2>/dev/null || fail "fio ended before it had to wait for room"
+		alive "$1" || fail "fio ended before it had to wait for room"
 		sleep 0.1
 	done
 	fail "no thread of fio waited in ioband_wait_for_room within 30 s"
@@ -153,7 +153,7 @@ fio_pid=$!
 fio_waits() { awk '/ioband_wait:/ && $1 ~ /^fio/ { n++ } END { print n + 0 }' $tr/trace; }
 for i in $(seq 150); do
 	[ "$(fio_waits)" -ge 6 ] && break
-	kill -0 $fio_pid 2>/dev/null || fail "fio ended: $(tail -n 3 "$TESTDIR/fio4.out")"
+	alive $fio_pid || fail "fio ended: $(tail -n 3 "$TESTDIR/fio4.out")"
 	sleep 0.2
 done
 [ "$(fio_waits)" -ge 6 ] || fail "fio's thread waited for room only $(fio_waits) times in 30 s at 100 KB/s"

@@ -48,7 +48,7 @@ IOU_MAX=0
 count_iou() {
 	local t c n
 	IOU_MAX=0
-	while kill -0 "$1" 2>/dev/null; do
+	while alive "$1"; do
 		n=0
 		for t in /proc/[0-9]*/task/*; do
 			c=

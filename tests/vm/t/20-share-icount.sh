@@ -36,7 +36,7 @@ reads() {
 # every group reading before the window opens (bounded: the test's timeout)
 for g in a b c; do
 	until [ "$(reads "${id[$g]}")" -gt 100 ]; do
-		kill -0 "${pids[0]}" 2>/dev/null || fail "fio ended early: $(tail -n 3 "$TESTDIR/fio-a.out")"
+		alive "${pids[0]}" || fail "fio ended early: $(tail -n 3 "$TESTDIR/fio-a.out")"
 		sleep 0.1
 	done
 done

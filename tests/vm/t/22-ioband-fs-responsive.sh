@@ -75,7 +75,7 @@ log "A writes 8 MiB at 100 KB/s; its group has held $(held_a) bios"
 b_ops 10
 # 8 MiB at 100 KB/s lasts 84 s: a writer that ended first was not capped,
 # or B's ten operations waited for most of A's data
-kill -0 $writer 2>/dev/null ||
+alive $writer ||
 	fail "A's writer ended before B was done (B's worst fsync $((worst_fsync / 1000)) ms, ls+stat $((worst_ls / 1000)) ms): the cap did not bind, or B waited for A"
 log "B: worst fsync $((worst_fsync / 1000)) ms, worst ls+stat $((worst_ls / 1000)) ms, while A wrote at 100 KB/s"
 report fs_responsive_worst_fsync_ms $((worst_fsync / 1000))

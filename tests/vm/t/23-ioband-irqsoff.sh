@@ -64,7 +64,7 @@ phase() {
 	local fio=$!
 	# reading before the phase goes on (bounded by the test's timeout)
 	until dmsetup status irqd | awk '{ exit !($6 > 100) }'; do
-		kill -0 $fio 2>/dev/null || fail "fio ended: $(tail -n 3 "$TESTDIR/fio.out")"
+		alive $fio || fail "fio ended: $(tail -n 3 "$TESTDIR/fio.out")"
 		sleep 0.1
 	done
 	local groups

@@ -56,7 +56,7 @@ shares() {
 	fpid=$!
 	[ -p "$TESTDIR/tick" ] || mkfifo "$TESTDIR/tick"
 	exec 8<>"$TESTDIR/tick"
-	while kill -0 $fpid 2>/dev/null; do
+	while alive $fpid; do
 		read -r rd wr <"/sys/block/${nb#/dev/}/inflight"
 		sum=$((sum + rd + wr)) n=$((n + 1))
 		read -r -t 0.02 -u 8	# 20 ms, no fork

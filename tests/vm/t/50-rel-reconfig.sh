@@ -114,7 +114,7 @@ storm=$!
 # where no writer of the first device writes.
 devcycles=0 dd_ios=0
 on_exit "dmsetup remove --retry storm2"
-while kill -0 $storm 2>/dev/null; do
+while alive $storm; do
 	devcycles=$((devcycles + 1))
 	t2="0 $sz2 ioband $nb2 stormdg 0 $IOLIMIT cgroup weight 2 :100 $A:$((devcycles % 9 + 1))00"
 	dmsetup create storm2 --table "$t2" || fail "device cycle $devcycles: create"

@@ -44,7 +44,7 @@ pids=("${CRASH_PIDS[@]}")
 acked() { cat "$TESTDIR"/ack-* 2>/dev/null | wc -l; }
 i=0
 until [ "$(acked)" -ge $MIN_ACKED ]; do
-	kill -0 "${pids[0]}" 2>/dev/null || fail "a writer ended early"
+	alive "${pids[0]}" || fail "a writer ended early"
 	i=$((i + 1))
 	[ $i -lt 1200 ] || fail "only $(acked) files acknowledged in 120 s"
 	sleep 0.1
