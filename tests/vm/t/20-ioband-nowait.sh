@@ -141,13 +141,19 @@ report nowait_capped_iou_wrk "$IOU_MAX"
 [ "$held_nw" -eq 0 ] || fail "$held_nw REQ_NOWAIT bios were held: $(grep -m 2 'ioband_hold:.*nowait=1' $tr/trace)"
 [ "$waits_nw" -eq 0 ] || fail "$waits_nw REQ_NOWAIT submitters waited for room"
 [ "$held" -gt 0 ] || fail "no retried bio was held: the cap did not bind"
-[ "$waits" -gt 0 ] || fail "no submitter waited for room: the group was never full, so no REQ_NOWAIT bio could have waited"
+# The check that no REQ_NOWAIT bio waited means something only if the
+# group was full at times: under host load the retries from iou-wrk may
+# come too slowly to fill it (debug kernel, two busy loops on the host: 37
+# held, none waited).  Then that check is not made: a skip at the end.
+UNJUDGED=
+[ "$waits" -gt 0 ] ||
+	UNJUDGED="no submitter waited for room ($held held): the group was never full, so whether a REQ_NOWAIT bio would have waited was not seen; "
 [ "$IOU_MAX" -gt 0 ] || fail "no iou-wrk thread retried the EAGAIN bios"
 [ $((w1 - w0)) -eq 256 ] && [ $((ws1 - ws0)) -eq 8192 ] ||
 	fail "the device below completed $((w1 - w0)) write bios of $((ws1 - ws0)) sectors, want exactly 256 of 8192 (each 16 KiB block once)"
 
 # ---- 3. polled bios on a device with a poll queue ------------------------------
-[ -f "$NULLB_CFS/nw0/poll_queues" ] || skip "null_blk has no poll_queues"
+[ -f "$NULLB_CFS/nw0/poll_queues" ] || skip "${UNJUDGED}null_blk has no poll_queues"
 # not memory backed: 6.12's null_blk allocates its pages while polled,
 # under rcu_read_lock() ("sleeping function called from invalid
 # context" in null_insert_page), so nothing is read back to verify
@@ -173,3 +179,4 @@ report nowait_polled_bios "$polled"
 [ "$polled" -gt 0 ] || fail "no polled bio reached map()"
 [ "$held_p" -eq 0 ] || fail "$held_p polled bios were held"
 [ "$again_p" -eq 0 ] || fail "$again_p polled bios ended with EAGAIN (io_uring retried them unpolled)"
+[ -z "$UNJUDGED" ] || skip "$UNJUDGED"
