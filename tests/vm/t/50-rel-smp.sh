@@ -3,7 +3,7 @@
 # verifies its data through two ioband devices of one device group, while
 # four message loops, one per CPU, change weights, attach and detach groups
 # and change the device group's settings on both devices at once.
-# timeout: 400
+# timeout: 900
 # smp: 4
 . /tests/lib.sh
 . /tests/t/rel.inc
