@@ -153,6 +153,28 @@ _lib_wait_path() {
 	[ -e "$1" ]
 }
 
+# _lib_wait_blk DEV: wait (5 s at most) until DEV is the block device
+# named as its last component in /sys/class/block (its major:minor), not
+# only a path that exists.  A regular file there was made by a write (fio, dd, a shell
+# redirection) to the path while no device had that name: every later
+# user of the name would write to that file instead, so fail at once.
+_lib_wait_blk() {
+	local dev=$1 want got i=0
+	while :; do
+		want=
+		read -r want 2>/dev/null <"/sys/class/block/${dev##*/}/dev"
+		if [ -n "$want" ] && [ -b "$dev" ]; then
+			got=$(stat -L -c '%t %T' "$dev")
+			[ "$((0x${got% *})):$((0x${got#* }))" = "$want" ] && return 0
+		fi
+		[ ! -e "$dev" ] || [ -b "$dev" ] ||
+			fail "$dev is a $(stat -c %F "$dev"), not a block device: something wrote to that path while no device had it"
+		[ $i -lt 100 ] || fail "$dev did not appear as block device ${want:-(none in /sys/class/block)}"
+		sleep 0.05
+		i=$((i + 1))
+	done
+}
+
 nullb_create() {
 	local name=$1 size=$2 nsec=${3:-} qd=${4:-} mem=${5:-0} cache=${6:-} d
 	[ -n "$name" ] && [ -n "$size" ] || fail "usage: nullb_create NAME SIZE_MB [NSEC] [QD] [MEM] [CACHE_MB]"
@@ -192,7 +214,7 @@ nullb_power() {
 	else
 		dev=/dev/nullb$(cat "$d/index")
 	fi
-	_lib_wait_path "$dev" || fail "nullb_power: $dev did not appear"
+	_lib_wait_blk "$dev"
 	echo "$dev"
 }
 
@@ -218,7 +240,7 @@ iobm_create() {
 		echo "${a#*=}" >"$d/${a%%=*}" || fail "iobm_create: $a"
 	done
 	echo 1 >"$d/power" || fail "iobm_create: power on"
-	_lib_wait_path "/dev/$name" || fail "iobm_create: /dev/$name did not appear"
+	_lib_wait_blk "/dev/$name"
 	echo "/dev/$name"
 }
 
@@ -243,7 +265,7 @@ dm_node() {
 			n=${f#/sys/block/}
 			n=${n%%/*}
 			dmsetup mknodes "$name" >/dev/null 2>&1
-			_lib_wait_path "/dev/$n" || fail "dm_node: /dev/$n missing"
+			_lib_wait_blk "/dev/$n"
 			echo "/dev/$n"
 			return 0
 		fi
