@@ -24,6 +24,10 @@
 #    the bound was 4 MiB whatever the cap, now waits at most 1 s before its
 #    bio is held anyway: its waits start at most 2 s apart.
 # 5. remove --force while a submitter sleeps: every bio ends.
+# A submitter's sleep is seen by sampling wchan; when the host starves the
+# guest so that fio ends before one is seen, the trace must still show
+# that fio waited for room, and what 2. or 5. does while it sleeps is not
+# judged (a skip naming it).
 # timeout: 420
 . /tests/lib.sh
 require fio
@@ -70,13 +74,25 @@ sleeper() {
 		return
 	done
 }
+# How often a thread of fio began to wait for room, from the trace.
+fio_waits() { awk '/ioband_wait:/ && $1 ~ /^fio/ { n++ } END { print n + 0 }' $tr/trace; }
+# Checks that could not be arranged: reported in a skip at the end.
+UNJUDGED=
 # Wait (at most 30 s) until a thread of fio sleeps for room, while fio
-# ($1: the shell that runs it) lasts.
+# ($1: the shell that runs it) lasts.  The sampling of wchan can miss
+# every sleep of fio when the host starves the guest (debug kernel, a
+# loaded host: 24 MiB written without one sleep seen): if fio ends
+# first, the trace says whether it waited for room at all (a fault if
+# not), and what was to be done while it slept ($2) is not judged.
 wait_sleeper() {
 	local i
 	for i in $(seq 300); do
 		[ "$(sleeper)" = fio ] && return 0
-		alive "$1" || fail "fio ended before it had to wait for room"
+		if ! alive "$1"; then
+			[ "$(fio_waits)" -gt 0 ] || fail "fio ended without ever waiting for room"
+			UNJUDGED+="$2: fio ended before one of its $(fio_waits) waits for room was seen; "
+			return 1
+		fi
 		sleep 0.1
 	done
 	fail "no thread of fio waited in ioband_wait_for_room within 30 s"
@@ -91,7 +107,7 @@ start_fio() {
 # ---- 1. direct I/O, and 2. suspend with a sleeper -------------------------------
 trace_start
 start_fio 24m
-wait_sleeper $fio_pid
+wait_sleeper $fio_pid "suspend while fio sleeps for room"
 held=$(max_held)
 log "fio sleeps in ioband_wait_for_room; the group held at most $((held / 2)) KiB"
 report backpressure_direct_max_held_kib $((held / 2))
@@ -150,7 +166,6 @@ cg_run bp-w fio --name=bp --filename="$dev" --rw=write --bs=256k --size=64m \
 	--iodepth=32 --ioengine=libaio --direct=1 --thread --time_based --runtime=60 \
 	>"$TESTDIR/fio4.out" 2>&1 &
 fio_pid=$!
-fio_waits() { awk '/ioband_wait:/ && $1 ~ /^fio/ { n++ } END { print n + 0 }' $tr/trace; }
 for i in $(seq 150); do
 	[ "$(fio_waits)" -ge 6 ] && break
 	alive $fio_pid || fail "fio ended: $(tail -n 3 "$TESTDIR/fio4.out")"
@@ -173,13 +188,18 @@ wait $fio_pid
 # While fio holds the device open, remove --force swaps in an error table
 # (and reports the device busy): the sleeper must wake, fio must end with
 # I/O errors, and the device must then go away.
+trace_start
 start_fio 64m
-wait_sleeper $fio_pid
-timeout 30 dmsetup remove --force bp 2>/dev/null
-[ $? -ne 124 ] || fail "remove --force hung with a submitter waiting for room"
-wait $fio_pid && fail "fio saw no error after the forced removal"
-grep -qi "error" "$TESTDIR/fio.out" || fail "no I/O error reported: $(tail -n 3 "$TESTDIR/fio.out")"
+if wait_sleeper $fio_pid "remove --force while fio sleeps for room"; then
+	timeout 30 dmsetup remove --force bp 2>/dev/null
+	[ $? -ne 124 ] || fail "remove --force hung with a submitter waiting for room"
+	wait $fio_pid && fail "fio saw no error after the forced removal"
+	grep -qi "error" "$TESTDIR/fio.out" || fail "no I/O error reported: $(tail -n 3 "$TESTDIR/fio.out")"
+	log "fio ended with errors after the forced removal"
+fi
+echo 0 >$tr/tracing_on
 if dmsetup info bp >/dev/null 2>&1; then
 	dmsetup remove bp || fail "remove after fio ended"
 fi
-log "fio ended with errors after the forced removal; device gone"
+log "device gone"
+[ -z "$UNJUDGED" ] || skip "$UNJUDGED"
