@@ -5,6 +5,7 @@
 # changes nothing: the table, the inactive table and the status stay as
 # they were.  A valid 10,000-group line is accepted as a control.
 # timeout: 300
+# long: debug
 . /tests/lib.sh
 . /tests/t/rel.inc
 

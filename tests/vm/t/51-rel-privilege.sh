@@ -6,6 +6,7 @@
 # control node is opened to everyone first, so that the refusal comes from
 # the kernel's capability check and not from the node's file mode.
 # timeout: 120
+# long: debug
 . /tests/lib.sh
 
 nb=$(nullb_create priv0 64)
