@@ -13,7 +13,7 @@
 
 WIN=$(bparam window 3)
 
-nb=$(nullb_create smoke0 "$BENCH_SIZE_MB" 4000000 4)
+nb=$(nullb_create smoke0 "$BENCH_SIZE_MB" "$(bparam acc_nsec 4000000)" "$(bparam acc_qd 4)")
 sz=$(blockdev --getsz "$nb")
 for g in a b c; do cg_create "$g" >/dev/null; done
 ia=$(cg_id a) ib=$(cg_id b) ic=$(cg_id c)
