@@ -23,6 +23,14 @@
 # Journal writes are never held (they are REQ_META); before that, each
 # commit's writes waited behind the weight-100 default group and the
 # writers of both cgroups moved in lockstep, one commit at a time: 50-61 %.
+#
+# The weights divide the disk only between groups that have bios waiting.
+# A writer the guest's CPU cannot keep busy (a loaded host under TCG) gets
+# all it asks for and the rest goes to the other: correct, and not what
+# the weights promise.  So each split is judged against bounds scaled by
+# how much of the traffic ioband released while it held bios of each
+# group (from the hold and release trace); where it held too little for a
+# bound to say anything, the test ends as a skip naming it.
 # timeout: 300
 # long: debug
 . /tests/lib.sh
@@ -42,6 +50,10 @@ ib=$(stat -c %i $CG_ROOT/stk-wb)
 # io_limit 2: writeback bios are up to 2 MiB, so even 2 in flight keep
 # the disk busy; more would leave the order to the queue beneath ioband
 io=$(dm_create swb-io "0 $sz ioband $nb swb 0 2 cgroup weight-iosize 0 :100 $ia:300 $ib:100")
+# The events are enabled now, while no I/O runs (see trace_start), and
+# recorded only within each measured window.
+trace_start ioband/ioband_hold ioband/ioband_release
+trace_stop
 mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 "$io" || fail "mkfs.ext4"
 stk_mount "$io" $mnt
 mkdir -p $mnt/wa/flush $mnt/wb/flush
@@ -68,42 +80,96 @@ wait_disk() {
 		sleep 0.2
 	done
 }
+# From the trace of one window (between two trace_marker lines): the MiB
+# ioband released of groups $1 and $2 together, then for each of the two
+# the per mille of those sectors released while ioband held at least one
+# bio of that group.  Counted in sectors released, not in time: a guest
+# the host stops holds everything and releases nothing meanwhile.  The
+# count a group has held when the window opens is not in the trace: it is
+# the least that keeps its running count from going below zero.
+trace_backlogged() {
+	awk -v a="$1" -v b="$2" '
+	/tracing_mark_write: swb-open/ { open = 1 }
+	/tracing_mark_write: swb-close/ { shut = 1 }
+	/ioband_(hold|release):/ {
+		for (i = 1; i <= NF; i++) {
+			if (index($i, "group=") == 1)
+				g = substr($i, 7)
+			if (index($i, "nr_sector=") == 1)
+				s = substr($i, 11)
+		}
+		if (g != a && g != b)
+			next
+		n++; grp[n] = g; sec[n] = s
+		d[n] = /ioband_hold:/ ? 1 : -1
+		c[g] += d[n]
+		if (c[g] < low[g])
+			low[g] = c[g]
+	}
+	END {
+		if (!open || !shut) { print "none"; exit }
+		held[a] = -low[a]; held[b] = -low[b]
+		for (i = 1; i <= n; i++) {
+			if (d[i] < 0) {
+				all += sec[i]
+				if (held[a] > 0)
+					with[a] += sec[i]
+				if (held[b] > 0)
+					with[b] += sec[i]
+			}
+			held[grp[i]] += d[i]
+		}
+		if (!all) { print "0 0 0"; exit }
+		printf "%d %d %d\n", all / 2048, with[a] * 1000 / all, with[b] * 1000 / all
+	}' $TRACEFS/trace
+}
+UNJUDGED=
 # share NAME: once both cgroups write, skip 4 MiB, then measure 24 MiB;
 # checks cgroup a's share of it
 share() {
-	local a0 b0 t0 a b ms kbs lo=65 hi=85
+	local a0 b0 t0 a b ms kbs lo hi released held_a held_b split
 	wait_disk $(($(disk_mib stk-wa) + $(disk_mib stk-wb) + 4)) 60
+	echo >$TRACEFS/trace
+	echo 1 >$TRACEFS/tracing_on
+	echo swb-open >$TRACEFS/trace_marker
 	a0=$(disk_mib stk-wa) b0=$(disk_mib stk-wb) t0=$EPOCHREALTIME
 	wait_disk $((a0 + b0 + 24)) 90
 	a=$(($(disk_mib stk-wa) - a0)) b=$(($(disk_mib stk-wb) - b0))
+	echo swb-close >$TRACEFS/trace_marker
+	trace_stop
+	# shellcheck disable=SC2046
+	set -- $(trace_backlogged "$ia" "$ib")
+	! grep -q "overrun: [1-9]" $TRACEFS/per_cpu/cpu*/stats ||
+		fail "$name: the trace lost events"
+	[ $# = 3 ] || fail "$name: no usable trace of the window ($*)"
+	released=$1 held_a=$2 held_b=$3
 	ms=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", (b - a) * 1000 }')
 	kbs=$(((a + b) * 1024 * 1000 / ms))
-	set -- "$(stk_share $a $b)"
-	log "$name: in $ms ms cgroup a (300) $a MiB, b (100) $b MiB reached the disk ($kbs of its 4096 KiB/s): a's share $1 % (aim 75)"
-	report "writeback_${name}_share_300_100" "$1"
-	# The weights can only act while the disk is the limit.  On the debug
-	# kernel on a loaded host the guest's CPU can be instead: the writers
-	# dirty pages more slowly than the disk writes them, each group gets
-	# all it asks for, and the split is the writers' (48 % in one such
-	# run, at 52 % of the disk's speed).  Said, not checked, then.  Under
-	# TCG the disk, when it is the limit, writes 70-80 % of its nominal
-	# speed (2880-3300 KiB/s of 4096 on both kernels).
-	if [ "$kbs" -lt $((4096 * 60 / 100)) ]; then
-		log "$name: the disk was not the limit ($kbs of 4096 KiB/s): the split is not checked"
+	split=$(stk_share $a $b)
+	log "$name: in $ms ms cgroup a (300) $a MiB, b (100) $b MiB reached the disk ($kbs of its 4096 KiB/s): a's share $split % (aim 75); ioband released $released MiB of them, $held_a per mille while it held bios of a, $held_b while it held bios of b"
+	report "writeback_${name}_share_300_100" "$split"
+	report "writeback_${name}_held_a_permille" "$held_a"
+	report "writeback_${name}_held_b_permille" "$held_b"
+	# The weights divide the disk only between groups that have bios
+	# held: one with none gets all it asks for, the other the rest.  So
+	# of what ioband released while it held bios of a, a must get its
+	# share (75 %, less the test's 10 points), and b likewise of what it
+	# released while it held b's (25 %, less 10): a's split is bounded by
+	# how much of the traffic each group was waiting for.  How much that
+	# is depends on the guest's CPU under TCG (the flusher of a: 972 per
+	# mille on a quiet host, 776 beside two busy loops, where a got 72 %;
+	# ext4's journal commits wait on both groups' ordered data).  Judged
+	# where ioband held most of the traffic and a was waiting for at
+	# least half of it; a bound from less says nothing.
+	if [ $((released * 2)) -lt $((a + b)) ] || [ "$held_a" -lt 500 ]; then
+		UNJUDGED+="$name: ioband held $released of the window's $((a + b)) MiB, $held_a per mille of them while a had bios held; "
 		return
 	fi
-	# The flusher's split on the debug kernel follows the host's load:
-	# 72-76 % on a quiet host, 57 % with a load of 4 on its 2 CPUs, where
-	# the flusher of the weight-300 cgroup (KASAN makes building its bios
-	# slow) at times had nothing queued.  Reported there, not checked.
-	if [ "$name" = flusher ] && grep -q debug /etc/ioband-vm-kernel 2>/dev/null; then
-		log "$name: on the debug kernel the split is reported, not checked"
-		return
-	fi
+	lo=$((65 * held_a / 1000)) hi=$((100 - 15 * held_b / 1000))
 	# measured: fdatasync 75-79 % on production, 74-76 % on debug; the
 	# flusher 72-75 % on production
-	[ "$1" -ge $lo ] && [ "$1" -le $hi ] ||
-		fail "$name writeback: cgroup a got $1 % of the disk, want $lo to $hi (aim 75; 50 would mean the weights are ignored)"
+	[ "$split" -ge $lo ] && [ "$split" -le $hi ] ||
+		fail "$name writeback: cgroup a got $split % of the disk, want $lo to $hi (aim 75, less 10 points for what ioband released while a had nothing held, 15 more for b's; 50 would mean the weights are ignored)"
 }
 stop_writers() {
 	touch "$TESTDIR/stop"
@@ -160,3 +226,4 @@ for g in a b; do
 		fail "cgroup $g's flusher writeback: $got sectors charged, it wrote $want"
 done
 log "default group (metadata, journal): $(stk_field swb-io -1 wsect) sectors"
+[ -z "$UNJUDGED" ] || skip "split not judged: $UNJUDGED"
