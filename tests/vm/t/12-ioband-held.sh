@@ -23,10 +23,12 @@ wait_held() {
 		sleep 0.1
 	done
 }
-# Four writers in gid 2000, each verifying what it wrote.
+# Four writers in gid 2000, each verifying what it wrote: $1 each, $2
+# apart (256k, 1m by default: about 3 s of writes and reads through the
+# 5 ms device).
 start_writers() {
-	fio --name=w --filename="$dev" --rw=randwrite --bs=4k --size=256k \
-		--offset_increment=1m --numjobs=4 --direct=1 --ioengine=psync \
+	fio --name=w --filename="$dev" --rw=randwrite --bs=4k --size="${1:-256k}" \
+		--offset_increment="${2:-1m}" --numjobs=4 --direct=1 --ioengine=psync \
 		$(fio_verify_args) --verify_fatal=1 --gid=2000 --group_reporting \
 		>"$TESTDIR/fio.out" 2>&1 &
 	writers=$!
@@ -69,9 +71,12 @@ dmsetup message held 0 attach 2000 || fail "attach again"
 # --- forced removal with bios held ---------------------------------------------------
 # While fio holds the device open, remove --force swaps in an error table
 # (and reports the device busy): held bios must be released, the writers
-# must end with I/O errors, and the device must then go away.
+# must end with I/O errors, and the device must then go away.  The
+# writers have a minute of work, so that they are still writing when the
+# error table comes, however slowly a loaded host runs dmsetup (with 3 s
+# of work they finished first once, on the debug kernel beside other VMs).
 dmsetup message held 0 reset
-start_writers
+start_writers 4m 4m
 wait_held 2000 3
 dmsetup remove --force held 2>/dev/null
 wait "$writers" && fail "writers saw no error after the forced removal"

@@ -68,9 +68,20 @@ cg_run churn-gone fio --name=gone --filename="$held" --rw=randwrite --bs=4k --si
 	--verify_fatal=1 --group_reporting >"$TESTDIR/gone.out" 2>&1 &
 gpid=$!
 rel_wait_held held 3 $gpid
-for p in $(cat "$cgd/cgroup.procs"); do
-	echo "$p" >/sys/fs/cgroup/churn-other/cgroup.procs || fail "moving $p out"
+# fio may still be forking a job while its others are moved: a child
+# forked before its parent moved stays behind, so move until none is left
+# (each round moves every process seen; at most one per job can appear)
+for round in 1 2 3 4 5 6; do
+	procs=$(cat "$cgd/cgroup.procs")
+	[ -n "$procs" ] || break
+	for p in $procs; do
+		# one that has exited meanwhile is gone already
+		echo "$p" 2>/dev/null >/sys/fs/cgroup/churn-other/cgroup.procs ||
+			[ ! -d "/proc/$p" ] || fail "moving $p out"
+	done
 done
+[ -z "$(cat "$cgd/cgroup.procs")" ] ||
+	fail "processes still in churn-gone after 6 rounds of moving them out: $(cat "$cgd/cgroup.procs" | xargs)"
 rmdir "$cgd" || fail "rmdir of the emptied cgroup"
 [ -d "$cgd" ] && fail "cgroup still there"
 inflight_held=$(rel_held held)
