@@ -2028,6 +2028,152 @@ void ioband_sched_move_held(struct ioband_sched *s, struct ioband_entity *from,
 }
 EXPORT_SYMBOL_GPL(ioband_sched_move_held);
 
+/* ---- Limits --------------------------------------------------------------
+ *
+ * A limit lets a group send @rate bytes (or bios) a second.  It is kept
+ * as one time, paid_to: the budget the limit has given up to then is
+ * spent, so at @now it holds (now - paid_to) * rate of budget.  A bio
+ * of cost c (its bytes, or 1) spans c / rate of that time, rounded up.
+ * Two rules make it a pacer rather than a bucket that lends:
+ *
+ * - A bio waits for its own budget: it may go when paid_to + span has
+ *   come, and going moves paid_to by its span.  A limit set anew starts
+ *   with nothing saved, so 256 bios of 4 KiB under 1 MiB/s take 1 s from
+ *   the moment the limit was set, the first included.
+ * - The budget a limit keeps unused is at most max(burst, span): with
+ *   burst 0 (the default) an idle group saves only what its next bio
+ *   needs, so over any interval of length T a limit lets through at most
+ *   rate * (T + burst) plus one bio (1 s at 1 MiB/s in 4 KiB bios: 0.4 %
+ *   over; with a burst of 1 s, twice the rate for the first second).
+ *
+ * A bio that may not wait (see the target's urgent bios) is charged when
+ * it goes all the same, and paid_to passes @now: the debt delays the bios
+ * after it.  Changing a rate keeps what has been saved (or owed) as
+ * budget, not as time: 0.9 s saved at 512 KiB/s is 1.8 s at 256 KiB/s.
+ *
+ * Times are ktime nanoseconds; they do not wrap, but a limit may be set
+ * within its burst of boot, so nothing here subtracts more than @now.
+ */
+
+/* the most time a limit saves or owes through a change of its rate */
+#define IOBAND_LIMIT_KEEP_MAX_NS	BIT_ULL(40)	/* 18 min */
+
+static bool ioband_limit_applies(enum ioband_limit_kind kind, bool write)
+{
+	switch (kind) {
+	case IOBAND_LIMIT_RBPS:
+	case IOBAND_LIMIT_RIOPS:
+		return !write;
+	case IOBAND_LIMIT_WBPS:
+	case IOBAND_LIMIT_WIOPS:
+		return write;
+	default:
+		return true;
+	}
+}
+
+/* The time a bio of @bytes spans under a set limit of kind @kind. */
+static u64 ioband_limit_span(const struct ioband_limit *l,
+			     enum ioband_limit_kind kind, u32 bytes)
+{
+	u64 units = kind >= IOBAND_LIMIT_IOPS ? 1 : bytes;
+
+	/* below 2^32 * 10^9 < 2^62: no overflow */
+	return div64_u64(units * NSEC_PER_SEC_U64 + l->rate - 1, l->rate);
+}
+
+/* Where the budget of @l for a bio spanning @span begins at @now. */
+static u64 ioband_limit_start(const struct ioband_limit *l, u64 span, u64 now)
+{
+	u64 keep = max_t(u64, l->burst_ns, span);
+
+	if (ioband_vt_before(l->paid_to, now) && now - l->paid_to > keep)
+		return now - keep;
+	return l->paid_to;
+}
+
+/* @ns of budget at @from a second as time at @to, bounded. */
+static u64 ioband_limit_rescale(u64 ns, u64 from, u64 to)
+{
+	ns = min_t(u64, ns, IOBAND_LIMIT_KEEP_MAX_NS);
+	/* the quotient below must fit in 64 bits (x86's divq faults) */
+	if (div64_u64(from, to) >= BIT_ULL(23))
+		return IOBAND_LIMIT_KEEP_MAX_NS;
+	return min_t(u64, mul_u64_u64_div_u64(ns, from, to),
+		     IOBAND_LIMIT_KEEP_MAX_NS);
+}
+
+/*
+ * Set @l to @rate a second (0: no limit) keeping @burst_ns of unused
+ * budget.  A new limit starts with nothing saved; a changed one keeps
+ * what it had saved or owed, at the new rate.
+ */
+void ioband_limit_set(struct ioband_limit *l, u64 rate, u64 burst_ns,
+		      u64 now)
+{
+	u64 ns;
+
+	if (rate && !l->rate) {
+		l->paid_to = now;
+	} else if (rate && l->rate && rate != l->rate) {
+		if (ioband_vt_before(l->paid_to, now)) {
+			ns = ioband_limit_rescale(now - l->paid_to, l->rate,
+						  rate);
+			l->paid_to = now - min_t(u64, ns, now);
+		} else {
+			ns = ioband_limit_rescale(l->paid_to - now, l->rate,
+						  rate);
+			l->paid_to = now + ns;
+		}
+	}
+	l->rate = rate;
+	l->burst_ns = burst_ns;
+}
+EXPORT_SYMBOL_GPL(ioband_limit_set);
+
+/*
+ * When a bio of @bytes, a write if @write, may go under the limits of
+ * @ls: at @now or before if none binds.
+ */
+u64 ioband_limits_due(const struct ioband_limits *ls, bool write, u32 bytes,
+		      u64 now)
+{
+	u64 due = now, at;
+	int k;
+
+	for (k = 0; k < IOBAND_NR_LIMITS; k++) {
+		const struct ioband_limit *l = &ls->lim[k];
+		u64 span;
+
+		if (!l->rate || !ioband_limit_applies(k, write))
+			continue;
+		span = ioband_limit_span(l, k, bytes);
+		at = ioband_limit_start(l, span, now) + span;
+		if (ioband_vt_before(due, at))
+			due = at;
+	}
+	return due;
+}
+EXPORT_SYMBOL_GPL(ioband_limits_due);
+
+/* A bio of @bytes goes at @now: each limit that applies pays its span. */
+void ioband_limits_charge(struct ioband_limits *ls, bool write, u32 bytes,
+			  u64 now)
+{
+	int k;
+
+	for (k = 0; k < IOBAND_NR_LIMITS; k++) {
+		struct ioband_limit *l = &ls->lim[k];
+		u64 span;
+
+		if (!l->rate || !ioband_limit_applies(k, write))
+			continue;
+		span = ioband_limit_span(l, k, bytes);
+		l->paid_to = ioband_limit_start(l, span, now) + span;
+	}
+}
+EXPORT_SYMBOL_GPL(ioband_limits_charge);
+
 u32 ioband_policy_abi(void)
 {
 	return IOBAND_ABI;

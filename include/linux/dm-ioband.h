@@ -496,6 +496,40 @@ void ioband_sched_move_held(struct ioband_sched *s, struct ioband_entity *from,
 void ioband_entity_restart(struct ioband_sched *s, struct ioband_entity *e);
 
 /*
+ * Limits, io.max's kinds: a rate in bytes or bios per second, for reads
+ * and writes together or for one direction.  Each is a pacing bucket kept
+ * as the time up to which its budget is spent; a bio waits until every
+ * limit that applies to it has saved its cost.  See "Limits" in
+ * drivers/md/dm-ioband-policy.c.
+ */
+enum ioband_limit_kind {
+	IOBAND_LIMIT_BPS,	/* bytes per second, reads and writes */
+	IOBAND_LIMIT_RBPS,
+	IOBAND_LIMIT_WBPS,
+	IOBAND_LIMIT_IOPS,	/* bios per second, reads and writes */
+	IOBAND_LIMIT_RIOPS,
+	IOBAND_LIMIT_WIOPS,
+	IOBAND_NR_LIMITS
+};
+
+struct ioband_limit {
+	u64 rate;		/* bytes or bios per second, 0: no limit */
+	u64 burst_ns;		/* the unused budget it keeps, as time at rate */
+	u64 paid_to;		/* its budget up to this time is spent */
+};
+
+struct ioband_limits {
+	struct ioband_limit lim[IOBAND_NR_LIMITS];
+};
+
+void ioband_limit_set(struct ioband_limit *l, u64 rate, u64 burst_ns,
+		      u64 now);
+u64 ioband_limits_due(const struct ioband_limits *ls, bool write, u32 bytes,
+		      u64 now);
+void ioband_limits_charge(struct ioband_limits *ls, bool write, u32 bytes,
+			  u64 now);
+
+/*
  * The layout both modules were built with: the target refuses to load
  * beside a policy module from another build of this header, whose structs
  * it would misread (a stale one once did, and crashed in the worker).

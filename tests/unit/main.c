@@ -56,6 +56,7 @@ int main(void)
 	sched_tests();
 	range_tests();
 	devtime_tests();
+	limit_tests();
 	printf("%d passed, %d failed\n", passed, failed);
 	if (unit_fault && !strcmp(unit_fault, "exit"))
 		return 3;

@@ -28,5 +28,6 @@ void parse_tests(void);
 void sched_tests(void);
 void range_tests(void);
 void devtime_tests(void);
+void limit_tests(void);
 
 #endif

@@ -10,4 +10,10 @@ static inline u64 div64_u64(u64 dividend, u64 divisor)
 	return dividend / divisor;
 }
 
+/* a * mul / div through 128 bits; the quotient must fit in 64 */
+static inline u64 mul_u64_u64_div_u64(u64 a, u64 mul, u64 div)
+{
+	return (u64)((unsigned __int128)a * mul / div);
+}
+
 #endif
