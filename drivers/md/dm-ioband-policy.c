@@ -752,14 +752,21 @@ static struct ioband_entity **ioband_heap_slots(struct ioband_sched *s,
 
 static u32 *ioband_heap_len(struct ioband_sched *s, enum ioband_heap_id h)
 {
-	return h == IOBAND_HEAP_HELD ? &s->heap_len : &s->range_len[h - 1];
+	return h == IOBAND_HEAP_HELD ? &s->heap_len : &s->side_len[h - 1];
 }
 
 static s32 *ioband_heap_idx(struct ioband_entity *e, enum ioband_heap_id h)
 {
-	if (h == IOBAND_HEAP_HELD)
+	switch (h) {
+	case IOBAND_HEAP_HELD:
 		return &e->heap_idx;
-	return h == IOBAND_HEAP_FREE ? &e->free_idx : &e->wait_idx;
+	case IOBAND_HEAP_FREE:
+		return &e->free_idx;
+	case IOBAND_HEAP_LIMITED:
+		return &e->limit_idx;
+	default:
+		return &e->wait_idx;
+	}
 }
 
 /* Whether @a goes before @b in heap @h. */
@@ -775,6 +782,8 @@ static bool ioband_heap_before(enum ioband_heap_id h,
 		if (a->range_class != b->range_class)
 			return a->range_class == IOBAND_RANGE_OWED;
 		break;
+	case IOBAND_HEAP_LIMITED:
+		return ioband_vt_before(a->limit_due, b->limit_due);
 	default:
 		return ioband_vt_before(a->range_due, b->range_due);
 	}
@@ -1085,6 +1094,7 @@ void ioband_entity_prepare(struct ioband_entity *e, u32 weight)
 	e->heap_idx = -1;
 	e->free_idx = -1;
 	e->wait_idx = -1;
+	e->limit_idx = -1;
 }
 EXPORT_SYMBOL_GPL(ioband_entity_prepare);
 
@@ -1456,7 +1466,7 @@ static void ioband_range_switch(struct ioband_sched *s, bool on)
 		e->free_idx = -1;
 		e->wait_idx = -1;
 	}
-	for (h = IOBAND_HEAP_FREE; h < IOBAND_NR_HEAPS; h++) {
+	for (h = IOBAND_HEAP_FREE; h <= IOBAND_HEAP_MET; h++) {
 		if (on)
 			ioband_heap_build(s, h);
 		else
@@ -2173,6 +2183,56 @@ void ioband_limits_charge(struct ioband_limits *ls, bool write, u32 bytes,
 	}
 }
 EXPORT_SYMBOL_GPL(ioband_limits_charge);
+
+/*
+ * The limited heap: groups whose first bio waits for a limit, by the time
+ * it may go.  The target keeps those bios out of the scheduler until then
+ * (see "Limits" above); a group is in it at most once.
+ */
+
+/* @e's waiting bio may go at @due: files @e, or moves it if filed. */
+void ioband_limit_wait(struct ioband_sched *s, struct ioband_entity *e,
+		       u64 due)
+{
+	e->limit_due = due;
+	if (e->limit_idx < 0) {
+		ioband_heap_insert(s, IOBAND_HEAP_LIMITED, e);
+		return;
+	}
+	ioband_heap_up(s, IOBAND_HEAP_LIMITED, e->limit_idx);
+	ioband_heap_down(s, IOBAND_HEAP_LIMITED, e->limit_idx);
+}
+EXPORT_SYMBOL_GPL(ioband_limit_wait);
+
+/* @e has no bio waiting for a limit any more. */
+void ioband_limit_cancel(struct ioband_sched *s, struct ioband_entity *e)
+{
+	if (e->limit_idx >= 0)
+		ioband_heap_remove(s, IOBAND_HEAP_LIMITED, e);
+}
+EXPORT_SYMBOL_GPL(ioband_limit_cancel);
+
+/*
+ * A group whose waiting bio may go at @now, taken out of the heap, or
+ * NULL; then *wake_at is when the next one may (0: none waits).
+ */
+struct ioband_entity *ioband_limit_next(struct ioband_sched *s, u64 now,
+					u64 *wake_at)
+{
+	struct ioband_entity *e;
+
+	*wake_at = 0;
+	if (!*ioband_heap_len(s, IOBAND_HEAP_LIMITED))
+		return NULL;
+	e = ioband_heap_slots(s, IOBAND_HEAP_LIMITED)[0];
+	if (ioband_vt_before(now, e->limit_due)) {
+		*wake_at = e->limit_due;
+		return NULL;
+	}
+	ioband_heap_remove(s, IOBAND_HEAP_LIMITED, e);
+	return e;
+}
+EXPORT_SYMBOL_GPL(ioband_limit_next);
 
 u32 ioband_policy_abi(void)
 {

@@ -190,6 +190,10 @@ struct ioband_entity {
 	s32 free_idx;		/* slot in the free heap, -1 if none */
 	s32 wait_idx;		/* slot in the capped or met heap, -1 if none */
 	u64 range_due;		/* when its class changes with time alone */
+	/* limits: the target's (NULL if none), and while its bio waits */
+	struct ioband_limits *limits;
+	u64 limit_due;		/* when that bio may go */
+	s32 limit_idx;		/* slot in the limited heap, -1 if none */
 };
 
 /*
@@ -234,6 +238,7 @@ enum ioband_heap_id {
 	IOBAND_HEAP_FREE,
 	IOBAND_HEAP_CAPPED,
 	IOBAND_HEAP_MET,
+	IOBAND_HEAP_LIMITED,	/* groups whose next bio waits for a limit */
 	IOBAND_NR_HEAPS
 };
 
@@ -278,7 +283,7 @@ struct ioband_sched {
 	 * groups holding bios, by vtime; range-bw's heaps follow.
 	 */
 	struct ioband_entity **heap;
-	u32 range_len[IOBAND_NR_HEAPS - 1];
+	u32 side_len[IOBAND_NR_HEAPS - 1];	/* the heaps after the first */
 	u64 range_seen;		/* range-bw: when it last chose a group */
 };
 
@@ -528,6 +533,11 @@ u64 ioband_limits_due(const struct ioband_limits *ls, bool write, u32 bytes,
 		      u64 now);
 void ioband_limits_charge(struct ioband_limits *ls, bool write, u32 bytes,
 			  u64 now);
+void ioband_limit_wait(struct ioband_sched *s, struct ioband_entity *e,
+		       u64 due);
+void ioband_limit_cancel(struct ioband_sched *s, struct ioband_entity *e);
+struct ioband_entity *ioband_limit_next(struct ioband_sched *s, u64 now,
+					u64 *wake_at);
 
 /*
  * The layout both modules were built with: the target refuses to load

@@ -322,6 +322,75 @@ static void test_limit_near_boot(void)
 	      (unsigned long long)ls.lim[IOBAND_LIMIT_BPS].paid_to);
 }
 
+/*
+ * The limited heap: groups come out in the order their bios may go, none
+ * before its time, each once; *wake_at names the next time; a group
+ * filed again moves; a cancelled one never comes out.  range-bw's heaps
+ * are not touched (its groups held meanwhile keep their places).
+ */
+#define NLIM	64
+static struct ioband_entity *lheap[IOBAND_HEAP_SLOTS(NLIM)];
+
+static void test_limit_heap(void)
+{
+	static struct ioband_entity ents[NLIM];
+	struct ioband_dg_conf conf;
+	struct ioband_sched s;
+	struct ioband_entity *e, *first, *early_one, *gone;
+	u64 x = 2463534242ULL, now = T0, last = 0, wake;
+	unsigned int i, out = 0, early = 0, order = 0, seen[NLIM] = { 0 };
+
+	ioband_dg_conf_init(&conf);
+	conf.policy = IOBAND_POLICY_RANGE_BW;
+	ioband_sched_init(&s, &conf, lheap, NLIM);
+	for (i = 0; i < NLIM; i++) {
+		ioband_entity_prepare(&ents[i], 100);
+		ioband_limit_wait(&s, &ents[i], T0 + lim_rand(&x) % SEC);
+	}
+	/*
+	 * The first in line filed again last, a leaf that is not the last slot
+	 * filed first, and one cancelled.
+	 */
+	first = s.heap[IOBAND_HEAP_LIMITED * s.heap_cap];
+	ioband_limit_wait(&s, first, T0 + 2 * SEC);
+	early_one = s.heap[IOBAND_HEAP_LIMITED * s.heap_cap + NLIM - 2];
+	ioband_limit_wait(&s, early_one, T0);
+	gone = early_one == &ents[1] ? &ents[2] : &ents[1];
+	ioband_limit_cancel(&s, gone);
+	CHECK(s.side_len[IOBAND_HEAP_FREE - 1] == 0 &&
+	      s.side_len[IOBAND_HEAP_CAPPED - 1] == 0 &&
+	      s.side_len[IOBAND_HEAP_MET - 1] == 0,
+	      "the limited heap spilled into range-bw's");
+	while (out < NLIM) {
+		e = ioband_limit_next(&s, now, &wake);
+		if (!e) {
+			if (!wake)
+				break;
+			early += wake <= now;
+			now = wake;
+			continue;
+		}
+		if (!out)
+			CHECK(e == early_one, "the group filed at T0 came out after another");
+		out++;
+		seen[e - ents]++;
+		early += e->limit_due > now;
+		order += e->limit_due < last;
+		last = e->limit_due;
+	}
+	CHECK(out == NLIM - 1 && !seen[gone - ents],
+	      "%u came out (the cancelled: %u), want %u", out,
+	      seen[gone - ents], NLIM - 1);
+	CHECK(!early, "%u came out before their time or woke in the past",
+	      early);
+	CHECK(!order, "%u out of order", order);
+	CHECK(last == T0 + 2 * SEC && first->limit_idx < 0,
+	      "the group filed again came out at %llu",
+	      (unsigned long long)(last - T0));
+	for (i = 0; i < NLIM; i++)
+		CHECK(seen[i] <= 1, "group %u came out %u times", i, seen[i]);
+}
+
 void limit_tests(void)
 {
 	RUN(test_limit_throtl_001);
@@ -333,4 +402,5 @@ void limit_tests(void)
 	RUN(test_limit_directions);
 	RUN(test_limit_rate_change);
 	RUN(test_limit_near_boot);
+	RUN(test_limit_heap);
 }

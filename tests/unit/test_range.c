@@ -156,7 +156,7 @@ static struct ioband_entity **heap_of(struct ioband_sched *s, int h)
 
 static u32 len_of(struct ioband_sched *s, int h)
 {
-	return h == IOBAND_HEAP_HELD ? s->heap_len : s->range_len[h - 1];
+	return h == IOBAND_HEAP_HELD ? s->heap_len : s->side_len[h - 1];
 }
 
 static bool heap_before(int h, const struct ioband_entity *a,
@@ -175,7 +175,7 @@ static bool heaps_ok(struct ioband_sched *s, bool range)
 	u32 free = 0, wait = 0, i;
 	int h;
 
-	for (h = 0; h < IOBAND_NR_HEAPS; h++) {
+	for (h = 0; h <= IOBAND_HEAP_MET; h++) {
 		for (i = 0; i < len_of(s, h); i++) {
 			struct ioband_entity *e = heap_of(s, h)[i];
 			s32 idx = h == IOBAND_HEAP_HELD ? e->heap_idx :
@@ -212,7 +212,7 @@ static u32 nr_due(struct ioband_sched *s, u64 now)
 	u32 n = 0, i;
 	int h;
 
-	for (h = IOBAND_HEAP_CAPPED; h < IOBAND_NR_HEAPS; h++)
+	for (h = IOBAND_HEAP_CAPPED; h <= IOBAND_HEAP_MET; h++)
 		for (i = 0; i < len_of(s, h); i++)
 			n += !vt_before(now, heap_of(s, h)[i]->range_due);
 	return n;
