@@ -186,20 +186,114 @@ static int ioband_parse_range(const char *s, u32 *min, u32 *max, char **error)
 	return 0;
 }
 
+static const char * const ioband_limit_names[IOBAND_NR_LIMITS] = {
+	[IOBAND_LIMIT_BPS] = "bps",
+	[IOBAND_LIMIT_RBPS] = "rbps",
+	[IOBAND_LIMIT_WBPS] = "wbps",
+	[IOBAND_LIMIT_IOPS] = "iops",
+	[IOBAND_LIMIT_RIOPS] = "riops",
+	[IOBAND_LIMIT_WIOPS] = "wiops",
+};
+
+/*
+ * One "key=value" of a group's limits, ending at ',' or at the end:
+ * a rate in bytes or bios per second, or "max" for none (as io.max
+ * writes it), or burst=<ms>.  *@seen marks the keys given so far.
+ */
+static int ioband_parse_limit(const char *s, const char **end,
+			      struct ioband_group_conf *g, u32 *seen,
+			      char **error)
+{
+	const char *eq = strchr(s, '=');
+	size_t len = eq ? (size_t)(eq - s) : 0;
+	u64 v;
+	int k;
+
+	for (k = 0; k <= IOBAND_NR_LIMITS; k++) {
+		const char *name = k < IOBAND_NR_LIMITS ?
+				   ioband_limit_names[k] : "burst";
+
+		if (len == strlen(name) && !strncmp(s, name, len))
+			break;
+	}
+	if (k > IOBAND_NR_LIMITS) {
+		*error = "limits are <key>=<value>: bps rbps wbps iops riops wiops burst";
+		return -EINVAL;
+	}
+	if (*seen & BIT(k)) {
+		*error = "limit given twice for one group";
+		return -EINVAL;
+	}
+	*seen |= BIT(k);
+	if (k < IOBAND_NR_LIMITS && !strncmp(eq + 1, "max", 3)) {
+		g->limit_rate[k] = 0;
+		*end = eq + 4;
+	} else if (k < IOBAND_NR_LIMITS) {
+		if (ioband_parse_dec(eq + 1, end, IOBAND_LIMIT_RATE_MAX, &v) ||
+		    !v) {
+			*error = "limit rate must be 1 to 2^50 a second, or max";
+			return -EINVAL;
+		}
+		g->limit_rate[k] = v;
+	} else {
+		if (ioband_parse_dec(eq + 1, end, IOBAND_BURST_MS_MAX, &v)) {
+			*error = "burst must be a number of milliseconds from 0 to 60000";
+			return -EINVAL;
+		}
+		g->burst_ms = v;
+	}
+	if (**end && **end != ',') {
+		*error = "limits are separated by ','";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* A group's limits: "key=value[,key=value]...", after its '/'. */
+static int ioband_parse_limits(const char *s, struct ioband_group_conf *g,
+			       char **error)
+{
+	const char *end;
+	u32 seen = 0;
+
+	for (;;) {
+		if (ioband_parse_limit(s, &end, g, &seen, error))
+			return -EINVAL;
+		if (!*end)
+			return 0;
+		s = end + 1;
+	}
+}
+
 /*
  * The value part of a group specification, after its "id:": a weight for
- * the weight policies, "min:max" for range-bw.
+ * the weight policies, "min:max" for range-bw; either may be followed by
+ * '/' and the group's limits.
  */
 static int ioband_parse_group_value(enum ioband_policy policy, const char *s,
 				    struct ioband_group_conf *g, char **error)
 {
-	if (policy == IOBAND_POLICY_RANGE_BW)
-		return ioband_parse_range(s, &g->min_kbps, &g->max_kbps, error);
-	if (ioband_parse_weight(s, &g->weight)) {
+	const char *slash = strchr(s, '/');
+	char value[24];
+	size_t len = slash ? (size_t)(slash - s) : strlen(s);
+
+	if (len >= sizeof(value)) {
+		*error = policy == IOBAND_POLICY_RANGE_BW ?
+			 "range must be <min>:<max> in KB/s" :
+			 "weight must be a number from 1 to 10000";
+		return -EINVAL;
+	}
+	memcpy(value, s, len);
+	value[len] = 0;
+	if (policy == IOBAND_POLICY_RANGE_BW) {
+		if (ioband_parse_range(value, &g->min_kbps, &g->max_kbps,
+				       error))
+			return -EINVAL;
+	} else if (ioband_parse_weight(value, &g->weight)) {
 		*error = "weight must be a number from 1 to 10000";
 		return -EINVAL;
 	}
-	return 0;
+	return slash ? ioband_parse_limits(slash + 1, g, error) : 0;
 }
 
 static void ioband_group_conf_init(struct ioband_group_conf *g, s64 id)
@@ -208,6 +302,8 @@ static void ioband_group_conf_init(struct ioband_group_conf *g, s64 id)
 	g->weight = IOBAND_DEFAULT_WEIGHT;
 	g->min_kbps = 0;
 	g->max_kbps = 0;
+	memset(g->limit_rate, 0, sizeof(g->limit_rate));
+	g->burst_ms = 0;
 }
 
 int ioband_check_group_id(enum ioband_group_type type, s64 id,
@@ -418,10 +514,19 @@ static int ioband_parse_table_option(const char *arg, struct ioband_table *t,
  * "<option>=<value>" in any order after the groups (whose arguments never
  * hold '='): bandwidth=<KB/s> and a cost model.
  */
+/*
+ * A table option is "<name>=<value>" with a name of letters; a group's
+ * specification starts with its id or ':', though its limits hold '='.
+ */
+static bool ioband_is_table_option(const char *arg)
+{
+	return arg[0] >= 'a' && arg[0] <= 'z' && strchr(arg, '=');
+}
+
 static int ioband_parse_table_options(unsigned int *argc, char **argv,
 				      struct ioband_table *t, char **error)
 {
-	for (; *argc && strchr(argv[*argc - 1], '='); (*argc)--)
+	for (; *argc && ioband_is_table_option(argv[*argc - 1]); (*argc)--)
 		if (ioband_parse_table_option(argv[*argc - 1], t, error))
 			return -EINVAL;
 	return ioband_check_model(&t->dg.model, error);

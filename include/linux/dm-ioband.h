@@ -13,6 +13,7 @@
 #ifndef _LINUX_DM_IOBAND_H
 #define _LINUX_DM_IOBAND_H
 
+#include <linux/bits.h>
 #include <linux/types.h>
 
 #define IOBAND_DG_NAME_MAX	31	/* characters in a device group id */
@@ -61,11 +62,32 @@ enum ioband_policy {
 };
 
 /* One group's configuration, as written in a table line or a message. */
+/*
+ * Limits, io.max's kinds: a rate in bytes or bios per second, for reads
+ * and writes together or for one direction.  See "Limits" in
+ * drivers/md/dm-ioband-policy.c.
+ */
+enum ioband_limit_kind {
+	IOBAND_LIMIT_BPS,	/* bytes per second, reads and writes */
+	IOBAND_LIMIT_RBPS,
+	IOBAND_LIMIT_WBPS,
+	IOBAND_LIMIT_IOPS,	/* bios per second, reads and writes */
+	IOBAND_LIMIT_RIOPS,
+	IOBAND_LIMIT_WIOPS,
+	IOBAND_NR_LIMITS
+};
+
+#define IOBAND_LIMIT_RATE_MAX	BIT_ULL(50)
+#define IOBAND_BURST_MS_MAX	60000
+
 struct ioband_group_conf {
 	s64 id;			/* IOBAND_DEFAULT_GROUP for the default group */
 	u32 weight;		/* weight policies */
 	u32 min_kbps;		/* range-bw */
 	u32 max_kbps;		/* range-bw, 0: no cap */
+	/* any policy: by enum ioband_limit_kind, 0: none */
+	u64 limit_rate[IOBAND_NR_LIMITS];
+	u32 burst_ms;
 };
 
 /*
@@ -501,22 +523,10 @@ void ioband_sched_move_held(struct ioband_sched *s, struct ioband_entity *from,
 void ioband_entity_restart(struct ioband_sched *s, struct ioband_entity *e);
 
 /*
- * Limits, io.max's kinds: a rate in bytes or bios per second, for reads
- * and writes together or for one direction.  Each is a pacing bucket kept
- * as the time up to which its budget is spent; a bio waits until every
- * limit that applies to it has saved its cost.  See "Limits" in
- * drivers/md/dm-ioband-policy.c.
+ * A limit's state: a pacing bucket kept as the time up to which its
+ * budget is spent; a bio waits until every limit that applies to it has
+ * saved its cost.
  */
-enum ioband_limit_kind {
-	IOBAND_LIMIT_BPS,	/* bytes per second, reads and writes */
-	IOBAND_LIMIT_RBPS,
-	IOBAND_LIMIT_WBPS,
-	IOBAND_LIMIT_IOPS,	/* bios per second, reads and writes */
-	IOBAND_LIMIT_RIOPS,
-	IOBAND_LIMIT_WIOPS,
-	IOBAND_NR_LIMITS
-};
-
 struct ioband_limit {
 	u64 rate;		/* bytes or bios per second, 0: no limit */
 	u64 burst_ns;		/* the unused budget it keeps, as time at rate */

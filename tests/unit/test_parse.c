@@ -103,6 +103,30 @@ static void table_range_bw(void)
 	      "bandwidth without groups");
 }
 
+/* Limits after a group's weight or range, under any policy. */
+static void table_limits(void)
+{
+	struct ioband_table t;
+	char *err;
+
+	CHECK(!table("dg 0 0 user weight 0 :100/wiops=500 1:80/rbps=2000,wbps=max,burst=1000 2:20",
+		     &t, &err), "%s", err);
+	CHECK(t.def.weight == 100 && t.def.limit_rate[IOBAND_LIMIT_WIOPS] == 500,
+	      "default group's limit");
+	CHECK(t.groups[0].weight == 80 &&
+	      t.groups[0].limit_rate[IOBAND_LIMIT_RBPS] == 2000 &&
+	      t.groups[0].limit_rate[IOBAND_LIMIT_WBPS] == 0 &&
+	      t.groups[0].burst_ms == 1000, "group 1's limits");
+	CHECK(!t.groups[1].limit_rate[IOBAND_LIMIT_BPS] && !t.groups[1].burst_ms,
+	      "group 2 has none");
+	CHECK(!table("dg 0 0 gid range-bw 0 :0:0 7:100:500/iops=64,bps=1048576",
+		     &t, &err), "%s", err);
+	CHECK(t.groups[0].max_kbps == 500 &&
+	      t.groups[0].limit_rate[IOBAND_LIMIT_IOPS] == 64 &&
+	      t.groups[0].limit_rate[IOBAND_LIMIT_BPS] == 1048576,
+	      "range-bw with limits");
+}
+
 /* iocost's io.cost.model parameters, in the table after the groups. */
 static void table_cost_model(void)
 {
@@ -145,6 +169,22 @@ static const struct {
 	{ "dg 0 0 none weight 1048577", "token_base" },
 	{ "dg 0 0 none weight 99999999999999999999", "token_base" },
 	{ "dg 0 0 none weight 0 :0", "weight" },
+	{ "dg 0 0 user weight 0 :100 1:80/", "limits are" },
+	{ "dg 0 0 user weight 0 :100 1:80/xbps=5", "limits are" },
+	{ "dg 0 0 user weight 0 :100 1:80/rbps", "limits are" },
+	{ "dg 0 0 user weight 0 :100 1:80/rbps=", "limit rate" },
+	{ "dg 0 0 user weight 0 :100 1:80/rbps=0", "limit rate" },
+	{ "dg 0 0 user weight 0 :100 1:80/rbps=1125899906842625", "limit rate" },
+	{ "dg 0 0 user weight 0 :100 1:80/rbps=1125899906842624", NULL },
+	{ "dg 0 0 user weight 0 :100 1:80/rbps=5,rbps=6", "twice" },
+	{ "dg 0 0 user weight 0 :100 1:80/rbps=5,", "limits are" },
+	{ "dg 0 0 user weight 0 :100 1:80/rbps=5;wbps=6", "separated" },
+	{ "dg 0 0 user weight 0 :100 1:80/rbps=maxx", "separated" },
+	{ "dg 0 0 user weight 0 :100 1:80/burst=60001", "burst" },
+	{ "dg 0 0 user weight 0 :100 1:80/burst=max", "burst" },
+	{ "dg 0 0 user weight 0 :100 1:8000000000000000000000000/iops=1", "weight" },
+	{ "dg 0 0 user weight 0 :100 1:/iops=1", "weight" },
+	{ "dg 0 0 user range-bw 0 :0:0 1:5/iops=1", "range" },
 	{ "dg 0 0 none weight 0 :10001", "weight" },
 	{ "dg 0 0 none weight 0 :abc", "weight" },
 	{ "dg 0 0 none weight 0 :+5", "weight" },
@@ -369,6 +409,7 @@ void parse_tests(void)
 	RUN(table_ancestor_example);
 	RUN(table_defaults);
 	RUN(table_range_bw);
+	RUN(table_limits);
 	RUN(table_cost_model);
 	RUN(table_bad);
 	RUN(messages_good);

@@ -28,6 +28,4 @@ typedef int64_t s64;
 #define min_t(type, a, b)	((type)(a) < (type)(b) ? (type)(a) : (type)(b))
 #define max_t(type, a, b)	((type)(a) > (type)(b) ? (type)(a) : (type)(b))
 
-#define BIT_ULL(nr)	(1ULL << (nr))
-
 #endif
