@@ -195,6 +195,12 @@ static const char * const ioband_limit_names[IOBAND_NR_LIMITS] = {
 	[IOBAND_LIMIT_WIOPS] = "wiops",
 };
 
+const char *ioband_limit_name(enum ioband_limit_kind kind)
+{
+	return kind < IOBAND_NR_LIMITS ? ioband_limit_names[kind] : "?";
+}
+EXPORT_SYMBOL_GPL(ioband_limit_name);
+
 /*
  * One "key=value" of a group's limits, ending at ',' or at the end:
  * a rate in bytes or bios per second, or "max" for none (as io.max
@@ -260,9 +266,11 @@ static int ioband_parse_limits(const char *s, struct ioband_group_conf *g,
 		if (ioband_parse_limit(s, &end, g, &seen, error))
 			return -EINVAL;
 		if (!*end)
-			return 0;
+			break;
 		s = end + 1;
 	}
+	g->limits_given = seen;
+	return 0;
 }
 
 /*
@@ -304,6 +312,7 @@ static void ioband_group_conf_init(struct ioband_group_conf *g, s64 id)
 	g->max_kbps = 0;
 	memset(g->limit_rate, 0, sizeof(g->limit_rate));
 	g->burst_ms = 0;
+	g->limits_given = 0;
 }
 
 int ioband_check_group_id(enum ioband_group_type type, s64 id,
@@ -655,6 +664,23 @@ static int ioband_parse_msg_group(enum ioband_policy policy, const char *arg,
 	return ioband_parse_group_value(policy, value, g, error);
 }
 
+/* "limit [<id>]/<limits>": a group's limits alone; no id is the default group. */
+static int ioband_parse_limit_msg(unsigned int argc, char **argv,
+				  struct ioband_msg *msg, char **error)
+{
+	const char *end = argc == 2 ? argv[1] : NULL;
+	s64 id = IOBAND_DEFAULT_GROUP;
+
+	msg->kind = IOBAND_MSG_LIMIT;
+	if (!end || (*end != '/' && (ioband_parse_id(argv[1], &end, &id) ||
+				     *end != '/'))) {
+		*error = "expected [<id>]/<limits>";
+		return -EINVAL;
+	}
+	ioband_group_conf_init(&msg->group, id);
+	return ioband_parse_limits(end + 1, &msg->group, error);
+}
+
 static const struct {
 	const char *name;
 	enum ioband_msg_kind kind;
@@ -768,6 +794,8 @@ int ioband_parse_message(unsigned int argc, char **argv,
 	}
 	if (!strcmp(argv[0], "attach") || !strcmp(argv[0], "detach"))
 		return ioband_parse_attach_msg(argc, argv, msg, error);
+	if (!strcmp(argv[0], "limit"))
+		return ioband_parse_limit_msg(argc, argv, msg, error);
 	if (!strcmp(argv[0], "cost_model"))
 		return ioband_parse_model_msg(argc, argv, msg, error);
 	if (!strcmp(argv[0], "reset")) {
@@ -2187,11 +2215,21 @@ static bool ioband_limit_applies(enum ioband_limit_kind kind, bool write)
 	}
 }
 
-/* The time a bio of @bytes spans under a set limit of kind @kind. */
-static u64 ioband_limit_span(const struct ioband_limit *l,
-			     enum ioband_limit_kind kind, u32 bytes)
+/*
+ * The time a bio of @bytes spans under the set limit @k of @ls.  An IOPS
+ * limit counts the requests the device below will see: a bio larger than
+ * it takes is split there, one request per max_io_bytes.
+ */
+static u64 ioband_limit_span(const struct ioband_limits *ls,
+			     enum ioband_limit_kind k, u32 bytes)
 {
-	u64 units = kind >= IOBAND_LIMIT_IOPS ? 1 : bytes;
+	const struct ioband_limit *l = &ls->lim[k];
+	u64 units = bytes;
+
+	if (k >= IOBAND_LIMIT_IOPS)
+		units = ls->max_io_bytes && bytes > ls->max_io_bytes ?
+			div64_u64((u64)bytes + ls->max_io_bytes - 1,
+				ls->max_io_bytes) : 1;
 
 	/* below 2^32 * 10^9 < 2^62: no overflow */
 	return div64_u64(units * NSEC_PER_SEC_U64 + l->rate - 1, l->rate);
@@ -2262,7 +2300,7 @@ u64 ioband_limits_due(const struct ioband_limits *ls, bool write, u32 bytes,
 
 		if (!l->rate || !ioband_limit_applies(k, write))
 			continue;
-		span = ioband_limit_span(l, k, bytes);
+		span = ioband_limit_span(ls, k, bytes);
 		at = ioband_limit_start(l, span, now) + span;
 		if (ioband_vt_before(due, at))
 			due = at;
@@ -2271,23 +2309,44 @@ u64 ioband_limits_due(const struct ioband_limits *ls, bool write, u32 bytes,
 }
 EXPORT_SYMBOL_GPL(ioband_limits_due);
 
-/* A bio of @bytes goes at @now: each limit that applies pays its span. */
-void ioband_limits_charge(struct ioband_limits *ls, bool write, u32 bytes,
-			  u64 now)
+/*
+ * A bio of @bytes goes at @now: each limit that applies pays its span.
+ * Unless @urgent, the limits allowed it (ioband_limits_due()); an urgent
+ * bio goes whatever they say, and the debt it leaves is forgiven beyond
+ * max(burst, span) past @now, so the group's next bio waits for no more.
+ */
+static void ioband_limits_pay(struct ioband_limits *ls, bool write,
+			      u32 bytes, u64 now, bool urgent)
 {
 	int k;
 
 	for (k = 0; k < IOBAND_NR_LIMITS; k++) {
 		struct ioband_limit *l = &ls->lim[k];
-		u64 span;
+		u64 span, keep;
 
 		if (!l->rate || !ioband_limit_applies(k, write))
 			continue;
-		span = ioband_limit_span(l, k, bytes);
+		span = ioband_limit_span(ls, k, bytes);
 		l->paid_to = ioband_limit_start(l, span, now) + span;
+		keep = max_t(u64, l->burst_ns, span);
+		if (urgent && ioband_vt_before(now + keep, l->paid_to))
+			l->paid_to = now + keep;
 	}
 }
+
+void ioband_limits_charge(struct ioband_limits *ls, bool write, u32 bytes,
+			  u64 now)
+{
+	ioband_limits_pay(ls, write, bytes, now, false);
+}
 EXPORT_SYMBOL_GPL(ioband_limits_charge);
+
+void ioband_limits_charge_urgent(struct ioband_limits *ls, bool write,
+				 u32 bytes, u64 now)
+{
+	ioband_limits_pay(ls, write, bytes, now, true);
+}
+EXPORT_SYMBOL_GPL(ioband_limits_charge_urgent);
 
 /*
  * The limited heap: groups whose first bio waits for a limit, by the time

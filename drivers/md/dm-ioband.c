@@ -425,8 +425,15 @@ struct ioband_group {
 	struct ioband_entity ent;
 	struct ioband_device *dev;
 	s64 id;
-	struct bio_list held;
-	u64 held_sectors;	/* of the bios in held */
+	struct bio_list held;	/* held by the scheduler */
+	/*
+	 * Bios that wait for the group's limits, before the scheduler (see
+	 * 11.); they came after every bio in held.
+	 */
+	struct bio_list limit_wait;
+	u64 held_sectors;	/* of the bios in held and limit_wait */
+	struct ioband_limits limits;
+	bool limited;		/* a limit is set */
 	bool detached;		/* freed when its last bio completes */
 	struct ioband_stats stats;
 };
@@ -769,13 +776,22 @@ static struct ioband_group *ioband_lookup(struct ioband_device *d,
 static u64 ioband_hold_bound(const struct ioband_dg *dg,
 			     const struct ioband_group *g)
 {
-	u64 sectors;
+	u64 sectors = IOBAND_HOLD_SECTORS, rate;
+	int k;
 
-	if (dg->sched.conf.policy != IOBAND_POLICY_RANGE_BW ||
-	    !g->ent.max_kbps)
-		return IOBAND_HOLD_SECTORS;
-	/* KB/s * 2 is sectors per second */
-	sectors = (u64)g->ent.max_kbps * 2 * IOBAND_HOLD_MS / MSEC_PER_SEC;
+	if (dg->sched.conf.policy == IOBAND_POLICY_RANGE_BW &&
+	    g->ent.max_kbps)
+		/* KB/s * 2 is sectors per second */
+		sectors = (u64)g->ent.max_kbps * 2 * IOBAND_HOLD_MS /
+			  MSEC_PER_SEC;
+	/* the lowest limit in bytes; IOPS limits leave the bound as it is */
+	for (k = IOBAND_LIMIT_BPS; g->limited && k <= IOBAND_LIMIT_WBPS; k++) {
+		rate = g->limits.lim[k].rate;
+		if (rate)
+			sectors = min(sectors, div_u64(rate * IOBAND_HOLD_MS /
+						       MSEC_PER_SEC,
+						       SECTOR_SIZE));
+	}
 	return clamp_t(u64, sectors, IOBAND_HOLD_MIN_SECTORS,
 		       IOBAND_HOLD_SECTORS);
 }
@@ -925,9 +941,45 @@ static struct ioband_group *to_group(struct ioband_entity *e)
 	return container_of(e, struct ioband_group, ent);
 }
 
+/* @bio of @g goes down: to the ready list, for the worker.  dg->lock held. */
+static void ioband_ready(struct ioband_dg *dg, struct ioband_group *g,
+			 struct bio *bio)
+{
+	struct ioband_bio *ib = dm_per_bio_data(bio, sizeof(*ib));
+
+	ioband_unhold(dg, g, bio_sectors(bio));
+	ib->grp = g;
+	if (ib->timed)
+		ib->start_ns = ktime_get_ns();
+	bio_list_add(&dg->ready, bio);
+	trace_ioband_release(dg->name, g->id, bio);
+}
+
+/* What the scheduler charges for @bio of @g: its cost in @ib. */
+static void ioband_price(struct ioband_sched *s, struct ioband_group *g,
+			 struct ioband_bio *ib, struct bio *bio)
+{
+	ib->timed = s->conf.policy == IOBAND_POLICY_WEIGHT_TIME;
+	if (ib->timed) {
+		ib->cls = ioband_time_class(&g->ent, op_is_write(bio_op(bio)),
+					    bio->bi_iter.bi_sector,
+					    bio_sectors(bio));
+		ib->cost = ioband_time_charge(s, &g->ent, ib->cls,
+					      bio_sectors(bio));
+	} else {
+		ib->cost = ioband_bio_cost(s, bio_sectors(bio),
+					   bio_has_data(bio));
+	}
+}
+
+static void ioband_limit_feed(struct ioband_dg *dg, struct ioband_group *g,
+			      u64 now);
+
 /*
  * Moves the oldest held bio of @g to the ready list, past every limit
- * while its device is suspending (its debt then bounded).  dg->lock held.
+ * while its device is suspending (its debt then bounded), and lets the
+ * next bio that waited for @g's limits into the scheduler if they allow
+ * it.  dg->lock held.
  */
 static void ioband_release_one(struct ioband_dg *dg, struct ioband_group *g)
 {
@@ -936,12 +988,116 @@ static void ioband_release_one(struct ioband_dg *dg, struct ioband_group *g)
 
 	ioband_sched_dispatch(&dg->sched, &g->ent, ib->cost, true,
 			      g->dev->passthrough);
-	ioband_unhold(dg, g, bio_sectors(bio));
-	ib->grp = g;
-	if (ib->timed)
-		ib->start_ns = ktime_get_ns();
-	bio_list_add(&dg->ready, bio);
-	trace_ioband_release(dg->name, g->id, bio);
+	ioband_ready(dg, g, bio);
+	if (unlikely(!bio_list_empty(&g->limit_wait)))
+		ioband_limit_feed(dg, g, ktime_get_ns());
+}
+
+/* ---- limits --------------------------------------------------------------- */
+
+/* @g's limits as @conf names them (the others stay).  dg->lock held. */
+static void ioband_group_set_limits(struct ioband_group *g,
+				    const struct ioband_group_conf *conf,
+				    u64 now)
+{
+	struct ioband_limit *lim = g->limits.lim;
+	u64 burst_ns = lim[0].burst_ns, rate;
+	int k;
+
+	if (conf->limits_given & IOBAND_LIMITS_GIVEN_BURST)
+		burst_ns = (u64)conf->burst_ms * NSEC_PER_MSEC;
+	g->limited = false;
+	for (k = 0; k < IOBAND_NR_LIMITS; k++) {
+		rate = conf->limits_given & BIT(k) ? conf->limit_rate[k] :
+						      lim[k].rate;
+		ioband_limit_set(&lim[k], rate, burst_ns, now);
+		g->limited |= !!rate;
+	}
+}
+
+/*
+ * @bio of @g enters the scheduler, past @g's limits: held there, or
+ * released at once.  dg->lock held.
+ */
+static void ioband_sched_enter(struct ioband_dg *dg, struct ioband_group *g,
+			       struct bio *bio, u64 now)
+{
+	struct ioband_bio *ib = dm_per_bio_data(bio, sizeof(*ib));
+
+	ioband_price(&dg->sched, g, ib, bio);
+	if (ioband_sched_start(&dg->sched, &g->ent, ib->cost, false, now))
+		ioband_ready(dg, g, bio);
+	else
+		bio_list_add(&g->held, bio);
+}
+
+/*
+ * Lets @g's bios that wait for its limits into the scheduler, oldest
+ * first, while the limits allow at @now and the scheduler holds none of
+ * @g's: it never holds more than one bio of a group whose limits bind, so
+ * that the limits pace what goes down, not what joins the scheduler's
+ * queue.  A bio they do not allow yet files @g in the limited heap, by
+ * when they will.  dg->lock held.
+ */
+static void ioband_limit_feed(struct ioband_dg *dg, struct ioband_group *g,
+			      u64 now)
+{
+	struct bio *bio;
+
+	lockdep_assert_held(&dg->lock);
+	while ((bio = bio_list_peek(&g->limit_wait)) &&
+	       bio_list_empty(&g->held)) {
+		bool write = op_is_write(bio_op(bio));
+		u32 bytes = bio->bi_iter.bi_size;
+		u64 due = ioband_limits_due(&g->limits, write, bytes, now);
+
+		if (g->limited && due > now) {
+			ioband_limit_wait(&dg->sched, &g->ent, due);
+			return;
+		}
+		bio_list_pop(&g->limit_wait);
+		ioband_limits_charge(&g->limits, write, bytes, now);
+		ioband_sched_enter(dg, g, bio, now);
+	}
+	ioband_limit_cancel(&dg->sched, &g->ent);
+}
+
+/*
+ * May @bio of @g, which waits for nothing else, go to the scheduler at
+ * @now under @g's limits?  If so they are charged for it.
+ */
+static bool ioband_limits_allow(struct ioband_group *g, struct bio *bio,
+				u64 now, u64 *due)
+{
+	bool write = op_is_write(bio_op(bio));
+
+	*due = ioband_limits_due(&g->limits, write, bio->bi_iter.bi_size, now);
+	if (*due > now)
+		return false;
+	ioband_limits_charge(&g->limits, write, bio->bi_iter.bi_size, now);
+	return true;
+}
+
+/*
+ * Every bio that waits for @g's limits goes down now, charged all the
+ * same (its debt bounded, as for urgent bios): the device is suspending.
+ * dg->lock held.
+ */
+static void ioband_limit_flush(struct ioband_dg *dg, struct ioband_group *g,
+			       u64 now)
+{
+	struct bio *bio;
+
+	ioband_limit_cancel(&dg->sched, &g->ent);
+	while ((bio = bio_list_pop(&g->limit_wait))) {
+		struct ioband_bio *ib = dm_per_bio_data(bio, sizeof(*ib));
+
+		ioband_limits_charge_urgent(&g->limits, op_is_write(bio_op(bio)),
+					    bio->bi_iter.bi_size, now);
+		ioband_price(&dg->sched, g, ib, bio);
+		ioband_sched_start(&dg->sched, &g->ent, ib->cost, true, now);
+		ioband_ready(dg, g, bio);
+	}
 }
 
 /*
@@ -951,24 +1107,44 @@ static void ioband_release_one(struct ioband_dg *dg, struct ioband_group *g)
  */
 static bool ioband_release_allowed(struct ioband_dg *dg, u64 now)
 {
+	struct ioband_sched *s = &dg->sched;
 	struct ioband_entity *e;
-	u64 wake_at;
+	u64 wake_at, limit_at;
 
 	lockdep_assert_held(&dg->lock);
-	while ((e = ioband_sched_next(&dg->sched, now, &wake_at)))
+	for (;;) {
+		limit_at = 0;
+		/* groups whose limits now allow their next bio; rare */
+		if (unlikely(s->side_len[IOBAND_HEAP_LIMITED - 1])) {
+			u64 t = now ?: ktime_get_ns();
+
+			while ((e = ioband_limit_next(s, t, &limit_at)))
+				ioband_limit_feed(dg, to_group(e), t);
+		}
+		e = ioband_sched_next(s, now, &wake_at);
+		if (!e)
+			break;
 		ioband_release_one(dg, to_group(e));
+	}
+	if (limit_at && (!wake_at || limit_at < wake_at))
+		wake_at = limit_at;
 	if (wake_at)
 		hrtimer_start(&dg->wake_timer, ns_to_ktime(wake_at),
 			      HRTIMER_MODE_ABS);
 	return !bio_list_empty(&dg->ready);
 }
 
-/* Releases every bio @g holds, past every limit.  dg->lock held. */
+/*
+ * Releases every bio @g holds, and every bio that waits for its limits,
+ * past every limit.  dg->lock held.
+ */
 static void ioband_release_group(struct ioband_device *d,
 				 struct ioband_group *g, void *unused)
 {
 	while (!bio_list_empty(&g->held))
 		ioband_release_one(d->dg, g);
+	if (unlikely(!bio_list_empty(&g->limit_wait)))
+		ioband_limit_flush(d->dg, g, ktime_get_ns());
 }
 
 static void ioband_kick(struct ioband_dg *dg)
@@ -1083,6 +1259,48 @@ ioband_behind_held(struct ioband_device *d, struct bio *bio,
 	return g;
 }
 
+enum ioband_limits_verdict {
+	IOBAND_LIMITS_PASS,	/* on to the scheduler, limits charged */
+	IOBAND_LIMITS_WAIT,	/* queued for the limits */
+	IOBAND_LIMITS_AGAIN,	/* REQ_NOWAIT, and it would wait */
+};
+
+/*
+ * The limits of @g (which has some, or bios waiting for them) for @bio,
+ * which waited for room already if it had to.  An urgent bio (@bypass)
+ * is charged and passes; another waits behind @g's waiting bios, or
+ * while the limits do not allow it.  Called and returns with dg->lock
+ * held.  Not inlined: it stays out of map()'s fast path.
+ */
+static noinline enum ioband_limits_verdict
+ioband_map_limited(struct ioband_dg *dg, struct ioband_group *g,
+		   struct bio *bio, bool bypass)
+{
+	u64 now = ktime_get_ns(), due = 0;
+
+	if (bypass) {
+		ioband_limits_charge_urgent(&g->limits,
+					    op_is_write(bio_op(bio)),
+					    bio->bi_iter.bi_size, now);
+		return IOBAND_LIMITS_PASS;
+	}
+	if (bio_list_empty(&g->limit_wait) && bio_list_empty(&g->held) &&
+	    ioband_limits_allow(g, bio, now, &due))
+		return IOBAND_LIMITS_PASS;
+	if (bio->bi_opf & REQ_NOWAIT)
+		return IOBAND_LIMITS_AGAIN;
+	bio_list_add(&g->limit_wait, bio);
+	g->held_sectors += bio_sectors(bio);
+	trace_ioband_hold(dg->name, g->id, bio);
+	if (due) {
+		/* first in line: the limits alone keep it */
+		ioband_limit_wait(&dg->sched, &g->ent, due);
+		if (ioband_release_allowed(dg, now))
+			queue_work(dg->wq, &dg->submit_work);
+	}
+	return IOBAND_LIMITS_WAIT;
+}
+
 static int ioband_map(struct dm_target *ti, struct bio *bio)
 {
 	struct ioband_device *d = ti->private;
@@ -1116,17 +1334,19 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 			goto again;
 		g = room;
 	}
-	ib->timed = s->conf.policy == IOBAND_POLICY_WEIGHT_TIME;
-	if (ib->timed) {
-		ib->cls = ioband_time_class(&g->ent, op_is_write(bio_op(bio)),
-					    bio->bi_iter.bi_sector,
-					    bio_sectors(bio));
-		ib->cost = ioband_time_charge(s, &g->ent, ib->cls,
-					      bio_sectors(bio));
-	} else {
-		ib->cost = ioband_bio_cost(s, bio_sectors(bio),
-					   bio_has_data(bio));
+	if (unlikely(g->limited || !bio_list_empty(&g->limit_wait))) {
+		switch (ioband_map_limited(dg, g, bio, bypass)) {
+		case IOBAND_LIMITS_PASS:
+			break;
+		case IOBAND_LIMITS_WAIT:
+			ioband_count(g, bio, true);
+			spin_unlock_irq(&dg->lock);
+			return DM_MAPIO_SUBMITTED;
+		default:
+			goto again;
+		}
 	}
+	ioband_price(s, g, ib, bio);
 	/* The clock is read only when the scheduler will look at it. */
 	now = ioband_sched_needs_clock(s, &g->ent) ? ktime_get_ns() : 0;
 	held = !ioband_sched_start(s, &g->ent, ib->cost, bypass, now);
@@ -1423,13 +1643,20 @@ static void ioband_dg_set_conf(struct ioband_dg *dg,
 static void ioband_group_init(struct ioband_device *d, struct ioband_group *g,
 			      const struct ioband_group_conf *conf)
 {
+	u64 now = ktime_get_ns();
+
 	lockdep_assert_held(&d->dg->lock);
 	g->dev = d;
 	g->id = conf->id;
 	bio_list_init(&g->held);
+	bio_list_init(&g->limit_wait);
 	ioband_entity_prepare(&g->ent, conf->weight);
 	ioband_entity_set_range(&d->dg->sched, &g->ent, conf->min_kbps,
-				conf->max_kbps, ktime_get_ns());
+				conf->max_kbps, now);
+	/* IOPS limits count the requests the device below will make */
+	g->limits.max_io_bytes =
+		queue_max_sectors(bdev_get_queue(d->dev->bdev)) << SECTOR_SHIFT;
+	ioband_group_set_limits(g, conf, now);
 	d->min_sum += conf->min_kbps;
 	if (d->live)
 		ioband_entity_join(&d->dg->sched, &g->ent);
@@ -1542,7 +1769,9 @@ fail:
 }
 
 /*
- * Takes a group out of its device.  Its held bios join the default group;
+ * Takes a group out of its device.  Its held bios join the default
+ * group's, and those that waited for its limits wait for the default
+ * group's (if it has none, they join its scheduler queue as it allows);
  * it is freed now if it has nothing in flight, else by its last end_io.
  * dg->lock held.
  */
@@ -1550,16 +1779,21 @@ static bool ioband_detach_locked(struct ioband_device *d,
 				 struct ioband_group *g)
 {
 	struct ioband_sched *s = &d->dg->sched;
+	u64 now = ktime_get_ns();
 
 	xa_erase(&d->groups, g->id);
 	d->nr_groups--;
 	d->min_sum -= g->ent.min_kbps;
 	d->last_grp = NULL;
-	ioband_sched_move_held(s, &g->ent, &d->def.ent, ktime_get_ns());
+	ioband_sched_move_held(s, &g->ent, &d->def.ent, now);
 	bio_list_merge(&d->def.held, &g->held);
 	bio_list_init(&g->held);
+	ioband_limit_cancel(s, &g->ent);
+	bio_list_merge(&d->def.limit_wait, &g->limit_wait);
+	bio_list_init(&g->limit_wait);
 	d->def.held_sectors += g->held_sectors;
 	ioband_unhold(d->dg, g, g->held_sectors);
+	ioband_limit_feed(d->dg, &d->def, now);
 	ioband_entity_exit(s, &g->ent);
 	g->detached = true;
 	if (g->ent.nr_inflight)
@@ -1595,7 +1829,8 @@ static int ioband_detach(struct ioband_device *d, s64 id)
 static void ioband_group_free(struct ioband_device *d, struct ioband_group *g,
 			      void *unused)
 {
-	WARN_ON_ONCE(!bio_list_empty(&g->held) || g->ent.nr_inflight);
+	WARN_ON_ONCE(!bio_list_empty(&g->held) ||
+		     !bio_list_empty(&g->limit_wait) || g->ent.nr_inflight);
 	xa_erase(&d->groups, g->id);
 	ioband_group_leave(d, g);
 	kfree(g);
@@ -1955,7 +2190,26 @@ static struct ioband_group *ioband_find_group(struct ioband_device *d, s64 id)
 	return xa_load(&d->groups, id);
 }
 
-/* "weight" and "range-bw": a group's share or its bandwidth range. */
+/*
+ * The limits @conf names for @g; the bios waiting for them see the new
+ * ones at once.  dg->lock held.
+ */
+static void ioband_group_change_limits(struct ioband_dg *dg,
+				       struct ioband_group *g,
+				       const struct ioband_group_conf *conf)
+{
+	u64 now = ktime_get_ns();
+
+	lockdep_assert_held(&dg->lock);
+	ioband_group_set_limits(g, conf, now);
+	ioband_limit_cancel(&dg->sched, &g->ent);
+	ioband_limit_feed(dg, g, now);
+}
+
+/*
+ * "weight" and "range-bw": a group's share or its bandwidth range, and
+ * the limits they name; "limit": the limits alone.
+ */
 static int ioband_msg_group(struct ioband_device *d,
 			    const struct ioband_msg *msg, char **error)
 {
@@ -1969,6 +2223,8 @@ static int ioband_msg_group(struct ioband_device *d,
 	if (!g) {
 		*error = "no such group";
 		r = -ENOENT;
+	} else if (msg->kind == IOBAND_MSG_LIMIT) {
+		/* below, as for the others */
 	} else if (msg->kind == IOBAND_MSG_WEIGHT) {
 		ioband_entity_set_weight(&dg->sched, &g->ent, conf->weight);
 	} else {
@@ -1984,6 +2240,8 @@ static int ioband_msg_group(struct ioband_device *d,
 						ktime_get_ns());
 		}
 	}
+	if (!r && conf->limits_given)
+		ioband_group_change_limits(dg, g, conf);
 	spin_unlock_irq(&dg->lock);
 	return r;
 }
@@ -2068,6 +2326,7 @@ static int ioband_apply_msg(struct ioband_device *d,
 	switch (msg->kind) {
 	case IOBAND_MSG_WEIGHT:
 	case IOBAND_MSG_RANGE_BW:
+	case IOBAND_MSG_LIMIT:
 		return ioband_msg_group(d, msg, error);
 	case IOBAND_MSG_TYPE:
 		return ioband_msg_type(d, msg->type, error);
@@ -2143,6 +2402,26 @@ static void ioband_emit_stats(struct ioband_device *d, struct ioband_group *g,
 	em->sz = sz;
 }
 
+/* "/<kind>=<rate>,...[,burst=<ms>]": @g's limits as a table line has them */
+static void ioband_emit_limits(const struct ioband_group *g, char *result,
+			       unsigned int maxlen, unsigned int *size)
+{
+	const struct ioband_limit *lim = g->limits.lim;
+	unsigned int sz = *size;
+	char sep = '/';
+	int k;
+
+	for (k = 0; k < IOBAND_NR_LIMITS; k++) {
+		if (!lim[k].rate)
+			continue;
+		DMEMIT("%c%s=%llu", sep, ioband_limit_name(k), lim[k].rate);
+		sep = ',';
+	}
+	if (lim[0].burst_ns)
+		DMEMIT(",burst=%llu", div_u64(lim[0].burst_ns, NSEC_PER_MSEC));
+	*size = sz;
+}
+
 /* A group as a table line gives it: weights, or ranges under range-bw. */
 static void ioband_emit_group_conf(struct ioband_device *d,
 				   struct ioband_group *g, void *arg)
@@ -2160,6 +2439,8 @@ static void ioband_emit_group_conf(struct ioband_device *d,
 		DMEMIT(":%u:%u", g->ent.min_kbps, g->ent.max_kbps);
 	else
 		DMEMIT(":%u", g->ent.weight);
+	if (g->limited)
+		ioband_emit_limits(g, result, maxlen, &sz);
 	em->sz = sz;
 }
 

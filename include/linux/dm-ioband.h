@@ -88,7 +88,11 @@ struct ioband_group_conf {
 	/* any policy: by enum ioband_limit_kind, 0: none */
 	u64 limit_rate[IOBAND_NR_LIMITS];
 	u32 burst_ms;
+	/* which of them were written: BIT(kind), IOBAND_LIMITS_GIVEN_BURST */
+	u32 limits_given;
 };
+
+#define IOBAND_LIMITS_GIVEN_BURST	BIT(IOBAND_NR_LIMITS)
 
 /*
  * weight-time: a cost model given instead of the one ioband learns, in the
@@ -150,11 +154,12 @@ enum ioband_msg_kind {
 	IOBAND_MSG_ATTACH,
 	IOBAND_MSG_DETACH,
 	IOBAND_MSG_RESET,
+	IOBAND_MSG_LIMIT,
 };
 
 struct ioband_msg {
 	enum ioband_msg_kind kind;
-	struct ioband_group_conf group;	/* weight, range-bw, attach, detach */
+	struct ioband_group_conf group;	/* weight, range-bw, limit, attach, detach */
 	u32 value;	/* token, carryover, io_throttle, io_limit, bandwidth */
 	enum ioband_group_type type;
 	enum ioband_policy policy;
@@ -163,6 +168,7 @@ struct ioband_msg {
 
 const char *ioband_type_name(enum ioband_group_type type);
 const char *ioband_policy_name(enum ioband_policy policy);
+const char *ioband_limit_name(enum ioband_limit_kind kind);
 const char *ioband_model_param_name(enum ioband_model_param param);
 bool ioband_model_given(const struct ioband_cost_model *model);
 void ioband_dg_conf_init(struct ioband_dg_conf *conf);
@@ -212,8 +218,7 @@ struct ioband_entity {
 	s32 free_idx;		/* slot in the free heap, -1 if none */
 	s32 wait_idx;		/* slot in the capped or met heap, -1 if none */
 	u64 range_due;		/* when its class changes with time alone */
-	/* limits: the target's (NULL if none), and while its bio waits */
-	struct ioband_limits *limits;
+	/* limits: while the group's next bio waits for one (see Limits) */
 	u64 limit_due;		/* when that bio may go */
 	s32 limit_idx;		/* slot in the limited heap, -1 if none */
 };
@@ -535,6 +540,7 @@ struct ioband_limit {
 
 struct ioband_limits {
 	struct ioband_limit lim[IOBAND_NR_LIMITS];
+	u32 max_io_bytes;	/* the device below splits larger bios; 0: never */
 };
 
 void ioband_limit_set(struct ioband_limit *l, u64 rate, u64 burst_ns,
@@ -543,6 +549,8 @@ u64 ioband_limits_due(const struct ioband_limits *ls, bool write, u32 bytes,
 		      u64 now);
 void ioband_limits_charge(struct ioband_limits *ls, bool write, u32 bytes,
 			  u64 now);
+void ioband_limits_charge_urgent(struct ioband_limits *ls, bool write,
+				 u32 bytes, u64 now);
 void ioband_limit_wait(struct ioband_sched *s, struct ioband_entity *e,
 		       u64 due);
 void ioband_limit_cancel(struct ioband_sched *s, struct ioband_entity *e);

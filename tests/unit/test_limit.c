@@ -74,20 +74,38 @@ static void test_limit_throtl_001(void)
 }
 
 /*
- * throtl/003: one 1 MiB bio under 1 MiB/s takes 1 s; whatever splits it
- * below, it is one bio for an IOPS limit.
+ * throtl/003: one 1 MiB bio under 1 MiB/s takes 1 s, and under 256 IOPS
+ * as well where the device below takes 4 KiB a request: an IOPS limit
+ * counts the 256 requests the bio becomes there.  On a device that takes
+ * it whole it is one request (1 IOPS: 1 s).
  */
 static void test_limit_throtl_003(void)
 {
-	struct lim_run r;
-	u64 t;
+	static const struct {
+		enum ioband_limit_kind kind;
+		u64 rate;
+		u32 max_io_bytes;
+	} cases[] = {
+		{ IOBAND_LIMIT_WBPS, 1 << 20, 4096 },
+		{ IOBAND_LIMIT_WBPS, 1 << 20, 0 },
+		{ IOBAND_LIMIT_WIOPS, 256, 4096 },
+		{ IOBAND_LIMIT_WIOPS, 1, 1 << 20 },
+		{ IOBAND_LIMIT_WIOPS, 1, 0 },
+	};
+	unsigned int i;
 
-	lim_init(&r);
-	lim_set(&r, IOBAND_LIMIT_WBPS, 1 << 20, 0);
-	lim_set(&r, IOBAND_LIMIT_WIOPS, 1, 0);
-	t = lim_send(&r, true, 1 << 20);
-	CHECK(t - T0 == SEC, "1 MiB went after %llu ns, want 1 s",
-	      (unsigned long long)(t - T0));
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct lim_run r;
+		u64 t;
+
+		lim_init(&r);
+		r.ls.max_io_bytes = cases[i].max_io_bytes;
+		lim_set(&r, cases[i].kind, cases[i].rate, 0);
+		t = lim_send(&r, true, 1 << 20);
+		CHECK(t - T0 == SEC,
+		      "case %u: 1 MiB went after %llu ns, want 1 s", i,
+		      (unsigned long long)(t - T0));
+	}
 }
 
 /*
