@@ -161,19 +161,32 @@ static int ioband_parse_id(const char *s, const char **end, s64 *id)
 	return 0;
 }
 
-static int ioband_parse_weight(const char *s, u32 *weight)
+/* A group's value ends its word, or is followed by '/' and its limits. */
+static bool ioband_value_ends(const char *end)
 {
-	return ioband_parse_u32_arg(s, IOBAND_WEIGHT_MIN, IOBAND_WEIGHT_MAX, weight);
+	return !*end || *end == '/';
+}
+
+static int ioband_parse_weight(const char *s, const char **end, u32 *weight)
+{
+	u64 v;
+
+	if (ioband_parse_dec(s, end, IOBAND_WEIGHT_MAX, &v) ||
+	    !ioband_value_ends(*end) || v < IOBAND_WEIGHT_MIN)
+		return -EINVAL;
+	*weight = v;
+	return 0;
 }
 
 /* "min:max" in KB/s; max 0 means no cap. */
-static int ioband_parse_range(const char *s, u32 *min, u32 *max, char **error)
+static int ioband_parse_range(const char *s, const char **end, u32 *min,
+			      u32 *max, char **error)
 {
-	const char *end;
 	u64 lo, hi;
 
-	if (ioband_parse_dec(s, &end, U32_MAX, &lo) || *end != ':' ||
-	    ioband_parse_dec(end + 1, &end, U32_MAX, &hi) || *end) {
+	if (ioband_parse_dec(s, end, U32_MAX, &lo) || **end != ':' ||
+	    ioband_parse_dec(*end + 1, end, U32_MAX, &hi) ||
+	    !ioband_value_ends(*end)) {
 		*error = "range must be <min>:<max> in KB/s";
 		return -EINVAL;
 	}
@@ -281,27 +294,17 @@ static int ioband_parse_limits(const char *s, struct ioband_group_conf *g,
 static int ioband_parse_group_value(enum ioband_policy policy, const char *s,
 				    struct ioband_group_conf *g, char **error)
 {
-	const char *slash = strchr(s, '/');
-	char value[24];
-	size_t len = slash ? (size_t)(slash - s) : strlen(s);
+	const char *end;
 
-	if (len >= sizeof(value)) {
-		*error = policy == IOBAND_POLICY_RANGE_BW ?
-			 "range must be <min>:<max> in KB/s" :
-			 "weight must be a number from 1 to 10000";
-		return -EINVAL;
-	}
-	memcpy(value, s, len);
-	value[len] = 0;
 	if (policy == IOBAND_POLICY_RANGE_BW) {
-		if (ioband_parse_range(value, &g->min_kbps, &g->max_kbps,
+		if (ioband_parse_range(s, &end, &g->min_kbps, &g->max_kbps,
 				       error))
 			return -EINVAL;
-	} else if (ioband_parse_weight(value, &g->weight)) {
+	} else if (ioband_parse_weight(s, &end, &g->weight)) {
 		*error = "weight must be a number from 1 to 10000";
 		return -EINVAL;
 	}
-	return slash ? ioband_parse_limits(slash + 1, g, error) : 0;
+	return *end ? ioband_parse_limits(end + 1, g, error) : 0;
 }
 
 static void ioband_group_conf_init(struct ioband_group_conf *g, s64 id)

@@ -292,6 +292,43 @@ static void messages_good(void)
 	      "reset");
 }
 
+/*
+ * Limits by message: "limit [<id>]/<limits>" names the kinds it changes,
+ * as io.max does; a weight or range may carry them too.
+ */
+static void messages_limits(void)
+{
+	const u32 burst = IOBAND_LIMITS_GIVEN_BURST;
+	struct ioband_msg m;
+	char *err;
+
+	CHECK(!message("limit 5/rbps=100,wiops=max,burst=250", &m, &err),
+	      "%s", err);
+	CHECK(m.kind == IOBAND_MSG_LIMIT && m.group.id == 5 &&
+	      m.group.limit_rate[IOBAND_LIMIT_RBPS] == 100 &&
+	      !m.group.limit_rate[IOBAND_LIMIT_WIOPS] &&
+	      m.group.burst_ms == 250 &&
+	      m.group.limits_given == (BIT(IOBAND_LIMIT_RBPS) |
+				       BIT(IOBAND_LIMIT_WIOPS) | burst),
+	      "limit 5: given %#x", m.group.limits_given);
+	CHECK(!message("limit /iops=7", &m, &err), "%s", err);
+	CHECK(m.group.id == IOBAND_DEFAULT_GROUP &&
+	      m.group.limit_rate[IOBAND_LIMIT_IOPS] == 7 &&
+	      m.group.limits_given == BIT(IOBAND_LIMIT_IOPS), "limit default");
+	CHECK(!message("limit -1/burst=0", &m, &err), "%s", err);
+	CHECK(m.group.id == IOBAND_DEFAULT_GROUP &&
+	      m.group.limits_given == burst, "limit -1");
+	CHECK(!message("weight 9:40/wbps=4096", &m, &err), "%s", err);
+	CHECK(m.kind == IOBAND_MSG_WEIGHT && m.group.weight == 40 &&
+	      m.group.limit_rate[IOBAND_LIMIT_WBPS] == 4096 &&
+	      m.group.limits_given == BIT(IOBAND_LIMIT_WBPS), "weight+limit");
+	CHECK(!message("weight 9:40", &m, &err) && !m.group.limits_given,
+	      "a weight alone names no limit");
+	CHECK(!message("range-bw 3:10:20/riops=1", &m, &err), "%s", err);
+	CHECK(m.group.max_kbps == 20 &&
+	      m.group.limits_given == BIT(IOBAND_LIMIT_RIOPS), "range+limit");
+}
+
 static const char *const bad_messages[] = {
 	"", "bogus", "weight", "weight 0", "weight 10001", "weight x",
 	"weight 1:2 3", "weight :5", "weight 1:", "weight -2:5", "weight 1:2:3",
@@ -306,6 +343,11 @@ static const char *const bad_messages[] = {
 	"cost_model rbps=1 rseqiops=1 rrandiops=1 wbps=1 wseqiops=1 wrandiops=0",
 	"cost_model rbps=1 rseqiops=1 rrandiops=1 wbps=1 wseqiops=1 ctrl=user",
 	"cost_model rbps=1 rseqiops=1 rrandiops=1 wbps=1 wseqiops=1 wrandiops=1 model=linear",
+	"limit", "limit 5", "limit 5/", "limit /", "limit x/rbps=1",
+	"limit 5/rbps=0", "limit 5/rbps=1 6/wbps=1", "limit 5:rbps=1",
+	"limit 5/rbps=1,rbps=2", "limit 5/burst=60001", "limit -2/iops=1",
+	"limit 5/iops=1,", "limit 5/wiops=max1",
+	"weight 5:100/", "weight 5:100/rbps=0",
 };
 
 static void messages_bad(void)
@@ -414,6 +456,7 @@ void parse_tests(void)
 	RUN(table_bad);
 	RUN(messages_good);
 	RUN(messages_bad);
+	RUN(messages_limits);
 	RUN(conf_update);
 	RUN(group_ids);
 	RUN(table_group_limit);

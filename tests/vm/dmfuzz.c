@@ -91,9 +91,16 @@ static const char *const type_names[NR_T] = {
 	"none", "user", "gid", "pid", "pgrp", "cgroup"
 };
 
+/* io.max's kinds, in the order the target prints them */
+static const char *const limit_keys[6] = {
+	"bps", "rbps", "wbps", "iops", "riops", "wiops"
+};
+
 struct grp {
 	s64 id;
 	u32 weight, min, max;
+	u64 lim[6];	/* rates, 0: none */
+	u32 burst;	/* ms */
 };
 
 static const char *const model_keys[6] = {
@@ -230,20 +237,78 @@ static int id_fits(int type, s64 id)
 	return 0;
 }
 
-/* A weight, or "min:max" in KB/s (max 0: no cap) under range-bw. */
-static int group_value(int range, const char *s, struct grp *g)
+/*
+ * "key=value[,key=value]..." after a group's '/': rates of limit_keys (or
+ * "max" for none) and burst=<ms>, each key once.  Sets the keys it names
+ * in @g and their bits in *given (bit 6: burst); -1 if bad.
+ */
+static int group_limits(const char *s, struct grp *g, unsigned int *given)
+{
+	struct grp v = *g;
+	unsigned int seen = 0;
+	u64 val;
+
+	for (;;) {
+		const char *eq = strchr(s, '='), *end;
+		size_t len = eq ? (size_t)(eq - s) : 0;
+		int k;
+
+		for (k = 0; k < 7; k++)
+			if (len == strlen(k < 6 ? limit_keys[k] : "burst") &&
+			    !strncmp(s, k < 6 ? limit_keys[k] : "burst", len))
+				break;
+		if (k == 7 || (seen & 1u << k))
+			return -1;
+		seen |= 1u << k;
+		if (k < 6 && !strncmp(eq + 1, "max", 3)) {
+			v.lim[k] = 0;
+			end = eq + 4;
+		} else if (k < 6) {
+			if (number(eq + 1, &end, 1ULL << 50, &val) || !val)
+				return -1;
+			v.lim[k] = val;
+		} else {
+			if (number(eq + 1, &end, 60000, &val))
+				return -1;
+			v.burst = val;
+		}
+		if (!*end)
+			break;
+		if (*end != ',')
+			return -1;
+		s = end + 1;
+	}
+	*g = v;
+	*given = seen;
+	return 0;
+}
+
+/*
+ * A weight, or "min:max" in KB/s (max 0: no cap) under range-bw, then
+ * '/' and limits or nothing.  *given as group_limits() sets it (0: none).
+ */
+static int group_value(int range, const char *s, struct grp *g,
+		       unsigned int *given)
 {
 	const char *end;
-	u64 lo, hi;
+	u64 lo, hi, w;
 
-	if (!range)
-		return number32(s, 1, 10000, &g->weight);
-	if (number(s, &end, 0xffffffffULL, &lo) || *end != ':' ||
-	    number(end + 1, NULL, 0xffffffffULL, &hi) || (hi && lo > hi))
-		return -1;
-	g->min = lo;
-	g->max = hi;
-	return 0;
+	*given = 0;
+	if (!range) {
+		if (number(s, &end, 10000, &w) || w < 1)
+			return -1;
+		g->weight = w;
+	} else {
+		if (number(s, &end, 0xffffffffULL, &lo) || *end != ':' ||
+		    number(end + 1, &end, 0xffffffffULL, &hi) ||
+		    (hi && lo > hi))
+			return -1;
+		g->min = lo;
+		g->max = hi;
+	}
+	if (!*end)
+		return 0;
+	return *end == '/' ? group_limits(end + 1, g, given) : -1;
 }
 
 static void grp_init(struct grp *g, s64 id)
@@ -252,6 +317,8 @@ static void grp_init(struct grp *g, s64 id)
 	g->weight = 100;
 	g->min = 0;
 	g->max = 0;
+	memset(g->lim, 0, sizeof(g->lim));
+	g->burst = 0;
 }
 
 static u64 min_sum(const struct state *s)
@@ -318,12 +385,15 @@ static int model_whole(const u64 *model)
 static int model_table(int argc, char **argv, struct state *t)
 {
 	const char *bw = "bandwidth=";
+	unsigned int given;
 	size_t len;
 	int i;
 
 	t->bandwidth = 0;
 	memset(t->model, 0, sizeof(t->model));
-	for (; argc && strchr(argv[argc - 1], '='); argc--) {
+	/* options start with a letter; a group's limits hold '=' too */
+	for (; argc && argv[argc - 1][0] >= 'a' && argv[argc - 1][0] <= 'z' &&
+	       strchr(argv[argc - 1], '='); argc--) {
 		const char *a = argv[argc - 1];
 
 		if (strncmp(a, bw, strlen(bw))) {
@@ -355,7 +425,8 @@ static int model_table(int argc, char **argv, struct state *t)
 	grp_init(&t->def, -1);
 	i = 6;
 	if (i < argc && argv[i][0] == ':') {
-		if (group_value(t->policy == POL_RANGE, argv[i] + 1, &t->def))
+		if (group_value(t->policy == POL_RANGE, argv[i] + 1, &t->def,
+				&given))
 			return -1;
 		i++;
 	}
@@ -368,7 +439,7 @@ static int model_table(int argc, char **argv, struct state *t)
 		    id < 0 || *end != ':' || !id_fits(t->type, id))
 			return -1;
 		grp_init(g, id);
-		if (group_value(t->policy == POL_RANGE, end + 1, g))
+		if (group_value(t->policy == POL_RANGE, end + 1, g, &given))
 			return -1;
 		t->n++;
 	}
@@ -377,6 +448,19 @@ static int model_table(int argc, char **argv, struct state *t)
 		if (t->g[i].id == t->g[i - 1].id)
 			return -1;
 	return t->bandwidth && min_sum(t) > t->bandwidth ? -1 : 0;
+}
+
+/* The limits @given (group_limits()'s bits) of @v, into @g. */
+static void grp_take_limits(struct grp *g, const struct grp *v,
+			    unsigned int given)
+{
+	int k;
+
+	for (k = 0; k < 6; k++)
+		if (given & 1u << k)
+			g->lim[k] = v->lim[k];
+	if (given & 1u << 6)
+		g->burst = v->burst;
 }
 
 static struct grp *find(struct state *s, s64 id)
@@ -402,7 +486,7 @@ static int model_message(int argc, char **argv, struct state *s)
 	struct state c;
 	const char *end;
 	struct grp *g, v;
-	unsigned int i;
+	unsigned int i, given;
 	s64 id;
 	u32 val;
 
@@ -421,19 +505,39 @@ static int model_message(int argc, char **argv, struct state *s)
 				return EINVAL;
 			a = end + 1;
 		}
-		if (group_value(range, a, &v))
+		grp_init(&v, id);
+		if (group_value(range, a, &v, &given))
 			return EINVAL;
 		g = find(s, id);
 		if (!g)
 			return ENOENT;
-		if (!range) {
-			g->weight = v.weight;
-			return 0;
-		}
-		if (s->bandwidth && min_sum(s) - g->min + v.min > s->bandwidth)
+		if (range && s->bandwidth &&
+		    min_sum(s) - g->min + v.min > s->bandwidth)
 			return EINVAL;
-		g->min = v.min;
-		g->max = v.max;
+		if (range) {
+			g->min = v.min;
+			g->max = v.max;
+		} else {
+			g->weight = v.weight;
+		}
+		grp_take_limits(g, &v, given);
+		return 0;
+	}
+	if (!strcmp(argv[0], "limit")) {
+		const char *a = argc == 2 ? argv[1] : "";
+
+		id = -1;
+		end = a;
+		if (argc != 2 || (*a != '/' && (group_id(a, &end, &id) ||
+						*end != '/')))
+			return EINVAL;
+		grp_init(&v, id);
+		if (group_limits(end + 1, &v, &given))
+			return EINVAL;
+		g = find(s, id);
+		if (!g)
+			return ENOENT;
+		grp_take_limits(g, &v, given);
 		return 0;
 	}
 	if (!strcmp(argv[0], "type")) {
@@ -518,10 +622,23 @@ static size_t print_grp(char *p, const struct state *s, const struct grp *g)
 {
 	size_t n = g->id == -1 ? (size_t)sprintf(p, " ") :
 				 (size_t)sprintf(p, " %lld", (long long)g->id);
+	char sep = '/';
+	int k;
 
 	if (s->policy == POL_RANGE)
-		return n + sprintf(p + n, ":%u:%u", g->min, g->max);
-	return n + sprintf(p + n, ":%u", g->weight);
+		n += sprintf(p + n, ":%u:%u", g->min, g->max);
+	else
+		n += sprintf(p + n, ":%u", g->weight);
+	for (k = 0; k < 6; k++) {
+		if (!g->lim[k])
+			continue;
+		n += sprintf(p + n, "%c%s=%llu", sep, limit_keys[k],
+			     (unsigned long long)g->lim[k]);
+		sep = ',';
+	}
+	if (sep == ',' && g->burst)
+		n += sprintf(p + n, ",burst=%u", g->burst);
+	return n;
 }
 
 static void print_table(char *p, const struct state *s, const char *dev)
@@ -775,6 +892,29 @@ static void gen_model(char *p)
 			     1 + rn(rn(2) ? 10000 : 2000000000));
 }
 
+/* "/k=v,..." now and then: limits, "max", a burst, once in a while a key twice */
+static char *gen_limits(char *p)
+{
+	int k, n = rn(3), sep = '/';
+
+	if (rn(3))
+		return p;
+	for (k = 0; k <= n; k++) {
+		int key = rn(7);
+
+		if (key == 6)
+			p += sprintf(p, "%cburst=%u", sep, rn(2) ? rn(2000) : rn(70000));
+		else if (!rn(6))
+			p += sprintf(p, "%c%s=max", sep, limit_keys[key]);
+		else
+			p += sprintf(p, "%c%s=%llu", sep, limit_keys[key],
+				     (unsigned long long)(rn(4) ? 1 + rn(1 << 20) :
+							  rnd() >> rn(20)));
+		sep = ',';
+	}
+	return p;
+}
+
 /* A well-formed table line (the model decides whether it fits). */
 static void gen_table(char *p, const struct state *s)
 {
@@ -787,15 +927,19 @@ static void gen_table(char *p, const struct state *s)
 		     rn(3) ? s->dg : rn(2) ? "fz" : "fz2", rn(limit + 1),
 		     limit, type_names[type], pol_names[policy],
 		     rn(4) ? rn(2048) : rnd_u32(0, 1048576));
-	if (rn(4))
+	if (rn(4)) {
 		p += policy == POL_RANGE ?
 			sprintf(p, " :%u:%u", rn(5000), rn(2) ? 0 : 5000 + rn(5000)) :
 			sprintf(p, " :%u", 1 + rn(10000));
-	for (i = 0; type != T_NONE && i < n; i++)
+		p = gen_limits(p);
+	}
+	for (i = 0; type != T_NONE && i < n; i++) {
 		p += policy == POL_RANGE ?
 			sprintf(p, " %lld:%u:%u", (long long)rnd_id(type), rn(2000),
 				rn(2) ? 0 : 2000 + rn(5000)) :
 			sprintf(p, " %lld:%u", (long long)rnd_id(type), 1 + rn(10000));
+		p = gen_limits(p);
+	}
 	if (!rn(4))
 		p += sprintf(p, " bandwidth=%u", 1 + rn(100000));
 	if (!rn(4))
@@ -806,10 +950,17 @@ static void gen_message(char *p, const struct state *s)
 {
 	s64 id = s->n && rn(4) ? s->g[rn(s->n)].id : rn(3) ? rnd_id(s->type) : -1;
 
-	switch (rn(13)) {
+	switch (rn(14)) {
 	case 0:
 	case 1:
-		sprintf(p, "weight %lld:%u", (long long)id, 1 + rn(10000));
+		p += sprintf(p, "weight %lld:%u", (long long)id, 1 + rn(10000));
+		gen_limits(p);
+		break;
+	case 13:
+		p += rn(4) ? sprintf(p, "limit %lld", (long long)id) :
+			     sprintf(p, "limit ");
+		if (!gen_limits(p)[0])
+			sprintf(p, "/%s=%u", limit_keys[rn(6)], 1 + rn(100000));
 		break;
 	case 2:
 		if (rn(2))
