@@ -973,7 +973,7 @@ static void ioband_price(struct ioband_sched *s, struct ioband_group *g,
 }
 
 static void ioband_limit_feed(struct ioband_dg *dg, struct ioband_group *g,
-			      u64 now);
+			      u64 now, u64 from);
 
 /*
  * Moves the oldest held bio of @g to the ready list, past every limit
@@ -989,8 +989,11 @@ static void ioband_release_one(struct ioband_dg *dg, struct ioband_group *g)
 	ioband_sched_dispatch(&dg->sched, &g->ent, ib->cost, true,
 			      g->dev->passthrough);
 	ioband_ready(dg, g, bio);
-	if (unlikely(!bio_list_empty(&g->limit_wait)))
-		ioband_limit_feed(dg, g, ktime_get_ns());
+	if (unlikely(!bio_list_empty(&g->limit_wait))) {
+		u64 now = ktime_get_ns();
+
+		ioband_limit_feed(dg, g, now, now);
+	}
 }
 
 /* ---- limits --------------------------------------------------------------- */
@@ -1037,27 +1040,38 @@ static void ioband_sched_enter(struct ioband_dg *dg, struct ioband_group *g,
  * @g's: it never holds more than one bio of a group whose limits bind, so
  * that the limits pace what goes down, not what joins the scheduler's
  * queue.  A bio they do not allow yet files @g in the limited heap, by
- * when they will.  dg->lock held.
+ * when they will.
+ *
+ * @from is when the first bio's wait counts from: @now, or when its
+ * limits allowed it if it comes from the limited heap, so that the
+ * hrtimer's lateness costs the group no budget: the limits count each
+ * bio as gone when it was due (or came, if later), and the bios due
+ * meanwhile follow at once.  After a wait in the scheduler, @now: what
+ * the scheduler held back is not saved up for a burst.  dg->lock held.
  */
 static void ioband_limit_feed(struct ioband_dg *dg, struct ioband_group *g,
-			      u64 now)
+			      u64 now, u64 from)
 {
 	struct bio *bio;
 
 	lockdep_assert_held(&dg->lock);
 	while ((bio = bio_list_peek(&g->limit_wait)) &&
 	       bio_list_empty(&g->held)) {
+		struct ioband_bio *ib = dm_per_bio_data(bio, sizeof(*ib));
 		bool write = op_is_write(bio_op(bio));
 		u32 bytes = bio->bi_iter.bi_size;
-		u64 due = ioband_limits_due(&g->limits, write, bytes, now);
+		/* start_ns: when it came, until it goes down */
+		u64 at = max(from, ib->start_ns);
+		u64 due = ioband_limits_due(&g->limits, write, bytes, at);
 
 		if (g->limited && due > now) {
 			ioband_limit_wait(&dg->sched, &g->ent, due);
 			return;
 		}
 		bio_list_pop(&g->limit_wait);
-		ioband_limits_charge(&g->limits, write, bytes, now);
+		ioband_limits_charge(&g->limits, write, bytes, at);
 		ioband_sched_enter(dg, g, bio, now);
+		from = min(due, now);
 	}
 	ioband_limit_cancel(&dg->sched, &g->ent);
 }
@@ -1119,7 +1133,8 @@ static bool ioband_release_allowed(struct ioband_dg *dg, u64 now)
 			u64 t = now ?: ktime_get_ns();
 
 			while ((e = ioband_limit_next(s, t, &limit_at)))
-				ioband_limit_feed(dg, to_group(e), t);
+				ioband_limit_feed(dg, to_group(e), t,
+						  e->limit_due);
 		}
 		e = ioband_sched_next(s, now, &wake_at);
 		if (!e)
@@ -1276,6 +1291,7 @@ static noinline enum ioband_limits_verdict
 ioband_map_limited(struct ioband_dg *dg, struct ioband_group *g,
 		   struct bio *bio, bool bypass)
 {
+	struct ioband_bio *ib = dm_per_bio_data(bio, sizeof(*ib));
 	u64 now = ktime_get_ns(), due = 0;
 
 	if (bypass) {
@@ -1289,6 +1305,7 @@ ioband_map_limited(struct ioband_dg *dg, struct ioband_group *g,
 		return IOBAND_LIMITS_PASS;
 	if (bio->bi_opf & REQ_NOWAIT)
 		return IOBAND_LIMITS_AGAIN;
+	ib->start_ns = now;
 	bio_list_add(&g->limit_wait, bio);
 	g->held_sectors += bio_sectors(bio);
 	trace_ioband_hold(dg->name, g->id, bio);
@@ -1793,7 +1810,7 @@ static bool ioband_detach_locked(struct ioband_device *d,
 	bio_list_init(&g->limit_wait);
 	d->def.held_sectors += g->held_sectors;
 	ioband_unhold(d->dg, g, g->held_sectors);
-	ioband_limit_feed(d->dg, &d->def, now);
+	ioband_limit_feed(d->dg, &d->def, now, now);
 	ioband_entity_exit(s, &g->ent);
 	g->detached = true;
 	if (g->ent.nr_inflight)
@@ -2203,7 +2220,7 @@ static void ioband_group_change_limits(struct ioband_dg *dg,
 	lockdep_assert_held(&dg->lock);
 	ioband_group_set_limits(g, conf, now);
 	ioband_limit_cancel(&dg->sched, &g->ent);
-	ioband_limit_feed(dg, g, now);
+	ioband_limit_feed(dg, g, now, now);
 }
 
 /*
