@@ -2194,7 +2194,9 @@ EXPORT_SYMBOL_GPL(ioband_sched_move_held);
  *
  * A bio that may not wait (see the target's urgent bios) is charged when
  * it goes all the same, and paid_to passes @now: the debt delays the bios
- * after it.  Changing a rate keeps what has been saved (or owed) as
+ * after it, by max(burst, span) at most (ioband_limits_charge_urgent()).
+ * An I/O limit counts the requests a bio becomes below (max_io_bytes).
+ * Changing a rate keeps what has been saved (or owed) as
  * budget, not as time: 0.9 s saved at 512 KiB/s is 1.8 s at 256 KiB/s.
  *
  * Times are ktime nanoseconds; they do not wrap, but a limit may be set

@@ -386,6 +386,43 @@
  * keep the clock from jumping (4.): it is asking for no more than it has,
  * and waiting for it left the device 43 % busy with a synchronous group
  * of high weight.  Only a group in its grace does.
+ *
+ * 11. Limits
+ *
+ * Any group, under any policy, may have limits of io.max's kinds: bytes
+ * or I/Os a second, for reads and writes together or for one direction,
+ * and a burst (the unused budget it may keep, 0 by default).  The
+ * arithmetic, a pacer per limit and its bound (over any interval T at
+ * most rate * (T + burst) and one bio), is "Limits" in dm-ioband-policy.c.
+ * Limits act before the scheduler: a bio that its limits do not allow
+ * yet, or that comes behind bios of its group that wait, waits in the
+ * group's limit queue (a limit is a cap, not a share, so the device's
+ * other groups are no concern of it), and the group waits in the limited
+ * heap, by when its first bio may go, for the device group's hrtimer.
+ * When the limits allow it, the bio is charged to them and joins the
+ * scheduler as a new bio would.  The scheduler holds at most one bio of
+ * a group whose limits bind: the next joins when that one is released,
+ * so what goes down is paced, not what joins the scheduler's queue.
+ *
+ * An I/O limit counts the requests a bio becomes in the device below,
+ * which splits what it cannot take in one (its max_sectors): a 1 MiB bio
+ * on a disk that takes 4 KiB a request is 256 I/Os, as io.max on that
+ * disk would count it.  The hrtimer's lateness costs no budget: a bio
+ * that waited counts as gone when it was due, and the bios due meanwhile
+ * follow at once, so a window may see rate * lateness more (microseconds
+ * on a host, milliseconds under a loaded TCG), never a longer burst.
+ * After a wait in the scheduler instead, the budget counts from then.
+ *
+ * As elsewhere, urgent bios (7.) and those of a suspending device are
+ * charged and never wait; the debt they leave is forgiven beyond one
+ * burst, or the bio's own span, so the group's next bio waits no longer.
+ * presuspend sends every waiting bio down; a detached group's waiting
+ * bios wait for the default group's limits, if it has any.  A REQ_NOWAIT
+ * bio that would wait ends with BLK_STS_AGAIN.  A group's hold bound
+ * (7.) follows its lowest bytes limit as it follows a range-bw cap; I/O
+ * limits leave it alone.  A message that names limits ("limit", or a
+ * weight or range with them) changes the kinds it names, as writing
+ * io.max does, and the bios waiting see the new limits at once.
  */
 #include <linux/blk-cgroup.h>
 #include <linux/bio.h>
