@@ -409,6 +409,35 @@ static void test_limit_heap(void)
 		CHECK(seen[i] <= 1, "group %u came out %u times", i, seen[i]);
 }
 
+/*
+ * Urgent bios (metadata, a suspending device) go whatever the limits say;
+ * their debt is forgiven beyond max(burst, span), so 1000 of them at once
+ * delay the group's next bio by one span, not by 1000.
+ */
+static void test_limit_urgent_debt(void)
+{
+	struct lim_run r;
+	u64 due;
+	int i;
+
+	lim_init(&r);
+	lim_set(&r, IOBAND_LIMIT_WBPS, 1 << 20, 0);
+	for (i = 0; i < 1000; i++)
+		ioband_limits_charge_urgent(&r.ls, true, 4096, r.now);
+	due = ioband_limits_due(&r.ls, true, 4096, r.now);
+	CHECK(due - r.now <= 2 * 3906250ULL,
+	      "next bio due %llu us after 1000 urgent ones, want <= 7813",
+	      (unsigned long long)((due - r.now) / 1000));
+	/* with a burst of 1 s, the debt may reach it, no further */
+	lim_set(&r, IOBAND_LIMIT_WBPS, 1 << 20, SEC);
+	for (i = 0; i < 1000; i++)
+		ioband_limits_charge_urgent(&r.ls, true, 4096, r.now);
+	due = ioband_limits_due(&r.ls, true, 4096, r.now);
+	CHECK(due - r.now <= SEC + 3906250ULL,
+	      "with a 1 s burst: next bio due %llu ms later, want <= 1004",
+	      (unsigned long long)((due - r.now) / MS));
+}
+
 void limit_tests(void)
 {
 	RUN(test_limit_throtl_001);
@@ -421,4 +450,5 @@ void limit_tests(void)
 	RUN(test_limit_rate_change);
 	RUN(test_limit_near_boot);
 	RUN(test_limit_heap);
+	RUN(test_limit_urgent_debt);
 }
