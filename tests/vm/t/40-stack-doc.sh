@@ -55,6 +55,14 @@ assert_eq "$(dmsetup table data)" "$want $id:50" "after the attach example"
 id=$id doc_run detach
 assert_eq "$(dmsetup table data)" "$want" "after the detach example"
 
+# ---- limits on batch ------------------------------------------------------------------
+batch=$batch doc_run limits
+assert_eq "$(dmsetup table data)" "$want/wbps=20000000,riops=500,burst=1000" "after the limits example"
+assert_eq "$(doc_out table-limits 1)" "# dmsetup table data" "the limits table block's command"
+assert_eq "$(doc_shape "$(dmsetup table data)")" "$(doc_shape "$(doc_out table-limits 2)")" "dmsetup table's form with limits"
+batch=$batch doc_run limits-off
+assert_eq "$(dmsetup table data)" "$want" "after the limits-off example"
+
 # ---- status: I/O from web and batch at once -------------------------------------------
 for g in web batch; do
 	cg_run $g fio --name=$g --filename=/dev/mapper/data --rw=randread --bs=4k \
