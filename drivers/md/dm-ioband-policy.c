@@ -2354,6 +2354,25 @@ void ioband_limits_charge_urgent(struct ioband_limits *ls, bool write,
 EXPORT_SYMBOL_GPL(ioband_limits_charge_urgent);
 
 /*
+ * The bio of @bytes charged last did not go after all (the target ended
+ * it with EAGAIN): each limit that applies gets its span back.  Where the
+ * charge started from @now - keep, what comes back is no more than the
+ * limit would keep anyway.
+ */
+void ioband_limits_refund(struct ioband_limits *ls, bool write, u32 bytes)
+{
+	int k;
+
+	for (k = 0; k < IOBAND_NR_LIMITS; k++) {
+		struct ioband_limit *l = &ls->lim[k];
+
+		if (l->rate && ioband_limit_applies(k, write))
+			l->paid_to -= ioband_limit_span(ls, k, bytes);
+	}
+}
+EXPORT_SYMBOL_GPL(ioband_limits_refund);
+
+/*
  * The limited heap: groups whose first bio waits for a limit, by the time
  * it may go.  The target keeps those bios out of the scheduler until then
  * (see "Limits" above); a group is in it at most once.

@@ -1409,6 +1409,11 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 			/* the scheduler forgets it: it never came */
 			ioband_sched_unhold(s, &g->ent,
 					    now ? now : ktime_get_ns());
+			/* and its limits, which charged it (not bypass) */
+			if (unlikely(g->limited))
+				ioband_limits_refund(&g->limits,
+						     op_is_write(bio_op(bio)),
+						     bio->bi_iter.bi_size);
 			goto again;
 		}
 		bio_list_add(&g->held, bio);

@@ -551,6 +551,7 @@ void ioband_limits_charge(struct ioband_limits *ls, bool write, u32 bytes,
 			  u64 now);
 void ioband_limits_charge_urgent(struct ioband_limits *ls, bool write,
 				 u32 bytes, u64 now);
+void ioband_limits_refund(struct ioband_limits *ls, bool write, u32 bytes);
 void ioband_limit_wait(struct ioband_sched *s, struct ioband_entity *e,
 		       u64 due);
 void ioband_limit_cancel(struct ioband_sched *s, struct ioband_entity *e);

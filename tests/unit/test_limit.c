@@ -438,6 +438,33 @@ static void test_limit_urgent_debt(void)
 	      (unsigned long long)((due - r.now) / MS));
 }
 
+/*
+ * A bio charged and then not sent (EAGAIN) is refunded: the bios after it
+ * go as if it had never come.
+ */
+static void test_limit_refund(void)
+{
+	struct lim_run r, ref;
+	int i;
+
+	lim_init(&r);
+	lim_set(&r, IOBAND_LIMIT_RIOPS, 256, 0);
+	lim_set(&r, IOBAND_LIMIT_BPS, 1 << 20, 0);
+	ref = r;
+	for (i = 0; i < 10; i++)
+		lim_send(&ref, false, 4096);
+	for (i = 0; i < 10; i++) {
+		lim_send(&r, false, 4096);
+		/* an EAGAIN'd bio between each two */
+		ioband_limits_charge(&r.ls, false, 4096, r.now);
+		ioband_limits_refund(&r.ls, false, 4096);
+	}
+	CHECK(r.now == ref.now && !memcmp(&r.ls, &ref.ls, sizeof(r.ls)),
+	      "10 bios with 10 refunded between them: %llu ns, alone %llu",
+	      (unsigned long long)(r.now - T0),
+	      (unsigned long long)(ref.now - T0));
+}
+
 void limit_tests(void)
 {
 	RUN(test_limit_throtl_001);
@@ -451,4 +478,5 @@ void limit_tests(void)
 	RUN(test_limit_near_boot);
 	RUN(test_limit_heap);
 	RUN(test_limit_urgent_debt);
+	RUN(test_limit_refund);
 }
