@@ -2234,7 +2234,7 @@ static u64 ioband_limit_span(const struct ioband_limits *ls,
 	if (k >= IOBAND_LIMIT_IOPS)
 		units = ls->max_io_bytes && bytes > ls->max_io_bytes ?
 			div64_u64((u64)bytes + ls->max_io_bytes - 1,
-				ls->max_io_bytes) : 1;
+				  ls->max_io_bytes) : 1;
 
 	/* below 2^32 * 10^9 < 2^62: no overflow */
 	return div64_u64(units * NSEC_PER_SEC_U64 + l->rate - 1, l->rate);
