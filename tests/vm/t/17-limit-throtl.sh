@@ -18,8 +18,9 @@
 # A limit set anew has nothing saved, so N bios after it take at least
 # (N - 1) / rate from the message, whatever the host does: that bound is
 # always checked.  How much longer they take is up to the guest's CPU and
-# the host, and is judged only where the guest did not stand still
-# (stall_start); otherwise the test ends as a skip naming it.
+# the host: at most 100 ms more in fio's own time, plus the time the guest
+# stood still (stall_start), and judged only where that was less than half
+# the limit's time; otherwise the test ends as a skip naming it.
 # timeout: 300
 . /tests/lib.sh
 . /tests/t/stack.inc
@@ -71,18 +72,21 @@ limited() {
 		fail "$name: $count x $bs ${dir}s under $limits took $MS ms from the message, the limit allows no less than $min"
 	[ "$FIO_MS" -ge "$min" ] ||
 		fail "$name: $count x $bs ${dir}s under $limits took $FIO_MS ms in fio, the limit allows no less than $min"
+	# a stall only delays, so it widens the bound (much of it falls in
+	# fio's start-up, when QEMU translates fio's code); past half the
+	# time the limit takes, the bound would say nothing
 	if [ -n "$SLOW" ]; then
 		:
-	elif [ "$STALL_MS" -gt 20 ]; then
+	elif [ "$STALL_MS" -gt $((min / 2)) ]; then
 		UNJUDGED+="$name: the guest stood still $STALL_MS ms; "
-	elif [ "$FIO_MS" -gt $((min + 100)) ]; then
-		fail "$name: $count x $bs ${dir}s under $limits took $FIO_MS ms in fio, want at most $((min + 100))"
+	elif [ "$FIO_MS" -gt $((min + 100 + STALL_MS)) ]; then
+		fail "$name: $count x $bs ${dir}s under $limits took $FIO_MS ms in fio, want at most $((min + 100 + STALL_MS))"
 	fi
 }
 
 # unslowed NAME DIR LIMITS: N bios in the direction LIMITS do not name
-# are not slowed by them: they take less than a quarter of the second the
-# limits would make them take
+# are not slowed by them: they take less than half the second the limits
+# would make them take
 unslowed() {
 	msg limit "/$3"
 	stall_start
@@ -93,8 +97,9 @@ unslowed() {
 	msg limit "/$(echo "$3" | sed 's/=[0-9]*/=max/g')"
 	log "$1: $N x 4k ${2}s under $3: $FIO_MS ms"
 	[ -z "$SLOW" ] || return 0
-	[ "$STALL_MS" -le 20 ] || { UNJUDGED+="$1: the guest stood still $STALL_MS ms; "; return; }
-	[ "$FIO_MS" -lt 250 ] || fail "$1: $N x 4k ${2}s took $FIO_MS ms under $3, which do not apply to them"
+	[ "$STALL_MS" -le 250 ] || { UNJUDGED+="$1: the guest stood still $STALL_MS ms; "; return; }
+	[ "$FIO_MS" -lt $((500 + STALL_MS)) ] ||
+		fail "$1: $N x 4k ${2}s took $FIO_MS ms under $3, which do not apply to them (want under $((500 + STALL_MS)))"
 }
 
 # N bios a second: 256 as blktests has it, 32 on the debug kernel, whose
@@ -108,7 +113,7 @@ for dir in read write; do
 	START=0
 	fio_run $dir 4k $N
 	log "no limit: $N x 4k ${dir}s: $FIO_MS ms"
-	[ "$FIO_MS" -lt 200 ] ||
+	[ "$FIO_MS" -lt 500 ] ||
 		SLOW="$N ${dir}s of 4 KiB took $FIO_MS ms without a limit"
 done
 # A guest that slow is no measure of how soon the limits let bios go: the
@@ -185,10 +190,10 @@ if [ "$left" -lt $N ]; then
 	UNJUDGED+="lowered: only $left writes were left at the change; "
 elif [ -n "$SLOW" ]; then
 	:
-elif [ "$STALL_MS" -gt 20 ]; then
+elif [ "$STALL_MS" -gt $((max / 2)) ]; then
 	UNJUDGED+="lowered: the guest stood still $STALL_MS ms; "
-elif [ "$ms" -gt "$max" ]; then
-	fail "lowered: $left writes at half the rate took $ms ms, want at most $max"
+elif [ "$ms" -gt $((max + STALL_MS)) ]; then
+	fail "lowered: $left writes at half the rate took $ms ms, want at most $((max + STALL_MS))"
 fi
 msg limit "/wbps=max"
 
