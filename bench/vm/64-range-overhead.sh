@@ -23,16 +23,18 @@ ia=$(cg_id a)
 lin=$(dm_create roh_lin "0 $sz linear $nb 0")
 thr=$(dm_create roh_thr "0 $sz linear $nb 0")
 iob=$(dm_create roh_iob "0 $sz ioband $nb roh $IOB_THROTTLE $IOB_LIMIT cgroup range-bw $IOB_TOKEN :0:$FAR $ia:0:$FAR")
+lim=$(dm_create roh_lim "0 $sz ioband $nb rohl $IOB_THROTTLE $IOB_LIMIT cgroup weight $IOB_TOKEN :100/rbps=$((FAR * 1024)),riops=1000000000 $ia:100/rbps=$((FAR * 1024)),riops=1000000000")
 iomax a "$(majmin "$thr")" "rbps=$((FAR * 1024))"
 report roh.settings "window=${WIN}s,io_throttle=$IOB_THROTTLE,io_limit=$IOB_LIMIT,token_base=$IOB_TOKEN"
 report roh.icount "$(bparam icount 0)"
 report roh.far_kbps "$FAR"
 
 for k in $(seq 1 "$ROUNDS"); do
-	for ctl in linear ioband-range iomax; do
+	for ctl in linear ioband-range ioband-limits iomax; do
 		case $ctl in
 		linear) dev=$lin ;;
 		ioband-range) dev=$iob; dmsetup message roh_iob 0 reset ;;
+		ioband-limits) dev=$lim; dmsetup message roh_lim 0 reset ;;
 		iomax) dev=$thr ;;
 		esac
 		load_start a "$dev" randread 4k 1

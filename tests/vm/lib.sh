@@ -326,9 +326,12 @@ stall_start() {
 	_STALL_FILE=$_LIB_STATE/stall
 	echo 0 >"$_STALL_FILE"
 	(
-		fifo=$_LIB_STATE/stall.fifo late=0
+		fifo=$_LIB_STATE/stall.$BASHPID late=0
 		chrt -f -p 50 $BASHPID >/dev/null || log "stall_start: no real-time priority"
-		mkfifo "$fifo" && exec 9<>"$fifo"
+		# a FIFO nobody writes: read -t waits on it without a fork;
+		# its name goes once it is open, so the next call makes its own
+		mkfifo "$fifo" && exec 9<>"$fifo" && rm -f "$fifo" ||
+			{ echo 999999 >"$_STALL_FILE"; exit 1; }
 		usecs
 		prev=$REPLY
 		while :; do

@@ -3,8 +3,9 @@
 # cgroups write through ioband at io_limit 1 on a 1 ms disk (each a
 # verifying fio loop and a writer keeping 4 bios queued), while one dmmsg
 # process runs $CYCLES cycles of: messages (weights, carryover, range-bw,
-# reset), detach and attach of two groups, suspend/resume, and a table
-# reload (load, suspend, resume) with other weights; every tenth cycle all
+# limits, reset), detach and attach of two groups (one of them under an
+# IOPS limit that holds its bios), suspend/resume, and a table reload
+# (load, suspend, resume) with other weights and a limit; every tenth cycle all
 # groups are detached, the group type switched and switched back, and
 # the groups attached again.  Meanwhile a shell creates a second device in
 # the same device group, writes through it, reloads it and removes it,
@@ -86,13 +87,17 @@ awk -v seed="$RANDOM" -v cycles="$CYCLES" -v a="$A" -v b="$B" -v c="$C" \
 		printf "msg storm weight %d\n", w()
 		printf "msg storm carryover %d\n", int(rand() * 6)
 		printf "msg storm range-bw %s:%d:0\n", b, int(rand() * 4000)
+		printf "msg storm limit %s/%s\n", a, lim()
+		printf "msg storm limit %s/wbps=%d,burst=%d\n", b,
+		       (int(rand() * 8) + 1) * 1048576, int(rand() * 200) + 1
+		printf "msg storm limit %s/wiops=50\n", c
 		printf "held storm 2\nsuspend storm\nresume storm\n"
 		detach(c); detach(d)
 		printf "msg storm attach %s\nmsg storm weight %s:%d\n", c, c, w()
 		printf "msg storm attach %s\n", d
 		printf "msg storm reset\n"
-		printf "load storm %s :%d %s:%d %s:%d %s:%d %s:%d\n", tbl, w(),
-		       a, w(), b, w(), c, w(), d, w()
+		printf "load storm %s :%d %s:%d/%s %s:%d %s:%d %s:%d\n", tbl, w(),
+		       a, w(), lim(), b, w(), c, w(), d, w()
 		printf "held storm 2\nsuspend storm\nresume storm\n"
 		if (i % 10 == 0) {
 			for (j = 1; j <= 4; j++)
@@ -104,6 +109,11 @@ awk -v seed="$RANDOM" -v cycles="$CYCLES" -v a="$A" -v b="$B" -v c="$C" \
 	}
 }
 function w() { return int(rand() * 900) + 100 }
+function lim() {
+	if (rand() < 0.3)
+		return "wiops=max,wbps=max"
+	return sprintf("wiops=%d", int(rand() * 1500) + 100)
+}
 function detach(g) { printf "held storm 1 %s\nmsg storm detach %s\n", g, g }' >"$TESTDIR/ops"
 log "$(wc -l <"$TESTDIR/ops") operations, $CYCLES cycles"
 DMMSG_TRACE=1 dmmsg --ops <"$TESTDIR/ops" >"$TESTDIR/dmmsg.out" 2>&1 &

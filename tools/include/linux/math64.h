@@ -13,7 +13,7 @@ static inline u64 div64_u64(u64 dividend, u64 divisor)
 /* a * mul / div through 128 bits; the quotient must fit in 64 */
 static inline u64 mul_u64_u64_div_u64(u64 a, u64 mul, u64 div)
 {
-	return (u64)((unsigned __int128)a * mul / div);
+	return (u64)((__uint128_t)a * mul / div);
 }
 
 #endif
