@@ -2206,19 +2206,12 @@ EXPORT_SYMBOL_GPL(ioband_sched_move_held);
 /* the most time a limit saves or owes through a change of its rate */
 #define IOBAND_LIMIT_KEEP_MAX_NS	BIT_ULL(40)	/* 18 min */
 
-static bool ioband_limit_applies(enum ioband_limit_kind kind, bool write)
-{
-	switch (kind) {
-	case IOBAND_LIMIT_RBPS:
-	case IOBAND_LIMIT_RIOPS:
-		return !write;
-	case IOBAND_LIMIT_WBPS:
-	case IOBAND_LIMIT_WIOPS:
-		return write;
-	default:
-		return true;
-	}
-}
+/* The kinds that apply to a read ([0]) and to a write ([1]). */
+#define IOBAND_LIMITS_PER_DIR	4
+static const u8 ioband_limit_kinds[2][IOBAND_LIMITS_PER_DIR] = {
+	{ IOBAND_LIMIT_BPS, IOBAND_LIMIT_RBPS, IOBAND_LIMIT_IOPS, IOBAND_LIMIT_RIOPS },
+	{ IOBAND_LIMIT_BPS, IOBAND_LIMIT_WBPS, IOBAND_LIMIT_IOPS, IOBAND_LIMIT_WIOPS },
+};
 
 /*
  * The time a bio of @bytes spans under the set limit @k of @ls.  An IOPS
@@ -2290,66 +2283,61 @@ void ioband_limit_set(struct ioband_limit *l, u64 rate, u64 burst_ns,
 EXPORT_SYMBOL_GPL(ioband_limit_set);
 
 /*
- * When a bio of @bytes, a write if @write, may go under the limits of
- * @ls: at @now or before if none binds.
+ * A bio of @bytes, a write if @write, came at @at: when may it go under
+ * the limits of @ls?  If that is by @now, each limit that applies pays
+ * its span from @at (one pass over them: map()'s path).  Returns the time
+ * it may go; after @now, nothing is charged.
  */
-u64 ioband_limits_due(const struct ioband_limits *ls, bool write, u32 bytes,
-		      u64 now)
+u64 ioband_limits_take(struct ioband_limits *ls, bool write, u32 bytes,
+		       u64 at, u64 now)
 {
-	u64 due = now, at;
-	int k;
+	const u8 *kinds = ioband_limit_kinds[write];
+	u64 to[IOBAND_LIMITS_PER_DIR], due = at;
+	int i;
 
-	for (k = 0; k < IOBAND_NR_LIMITS; k++) {
-		const struct ioband_limit *l = &ls->lim[k];
+	for (i = 0; i < IOBAND_LIMITS_PER_DIR; i++) {
+		const struct ioband_limit *l = &ls->lim[kinds[i]];
 		u64 span;
 
-		if (!l->rate || !ioband_limit_applies(k, write))
+		if (!l->rate)
 			continue;
-		span = ioband_limit_span(ls, k, bytes);
-		at = ioband_limit_start(l, span, now) + span;
-		if (ioband_vt_before(due, at))
-			due = at;
+		span = ioband_limit_span(ls, kinds[i], bytes);
+		to[i] = ioband_limit_start(l, span, at) + span;
+		if (ioband_vt_before(due, to[i]))
+			due = to[i];
 	}
+	if (ioband_vt_before(now, due))
+		return due;
+	for (i = 0; i < IOBAND_LIMITS_PER_DIR; i++)
+		if (ls->lim[kinds[i]].rate)
+			ls->lim[kinds[i]].paid_to = to[i];
 	return due;
 }
-EXPORT_SYMBOL_GPL(ioband_limits_due);
+EXPORT_SYMBOL_GPL(ioband_limits_take);
 
 /*
- * A bio of @bytes goes at @now: each limit that applies pays its span.
- * Unless @urgent, the limits allowed it (ioband_limits_due()); an urgent
- * bio goes whatever they say, and the debt it leaves is forgiven beyond
- * max(burst, span) past @now, so the group's next bio waits for no more.
+ * A bio of @bytes that may not wait goes at @now: each limit that applies
+ * pays its span, and the debt it leaves is forgiven beyond max(burst,
+ * span) past @now, so the group's next bio waits for no more.
  */
-static void ioband_limits_pay(struct ioband_limits *ls, bool write,
-			      u32 bytes, u64 now, bool urgent)
-{
-	int k;
-
-	for (k = 0; k < IOBAND_NR_LIMITS; k++) {
-		struct ioband_limit *l = &ls->lim[k];
-		u64 span, keep;
-
-		if (!l->rate || !ioband_limit_applies(k, write))
-			continue;
-		span = ioband_limit_span(ls, k, bytes);
-		l->paid_to = ioband_limit_start(l, span, now) + span;
-		keep = max_t(u64, l->burst_ns, span);
-		if (urgent && ioband_vt_before(now + keep, l->paid_to))
-			l->paid_to = now + keep;
-	}
-}
-
-void ioband_limits_charge(struct ioband_limits *ls, bool write, u32 bytes,
-			  u64 now)
-{
-	ioband_limits_pay(ls, write, bytes, now, false);
-}
-EXPORT_SYMBOL_GPL(ioband_limits_charge);
-
 void ioband_limits_charge_urgent(struct ioband_limits *ls, bool write,
 				 u32 bytes, u64 now)
 {
-	ioband_limits_pay(ls, write, bytes, now, true);
+	const u8 *kinds = ioband_limit_kinds[write];
+	int i;
+
+	for (i = 0; i < IOBAND_LIMITS_PER_DIR; i++) {
+		struct ioband_limit *l = &ls->lim[kinds[i]];
+		u64 span, keep;
+
+		if (!l->rate)
+			continue;
+		span = ioband_limit_span(ls, kinds[i], bytes);
+		l->paid_to = ioband_limit_start(l, span, now) + span;
+		keep = max_t(u64, l->burst_ns, span);
+		if (ioband_vt_before(now + keep, l->paid_to))
+			l->paid_to = now + keep;
+	}
 }
 EXPORT_SYMBOL_GPL(ioband_limits_charge_urgent);
 
@@ -2361,13 +2349,14 @@ EXPORT_SYMBOL_GPL(ioband_limits_charge_urgent);
  */
 void ioband_limits_refund(struct ioband_limits *ls, bool write, u32 bytes)
 {
-	int k;
+	const u8 *kinds = ioband_limit_kinds[write];
+	int i;
 
-	for (k = 0; k < IOBAND_NR_LIMITS; k++) {
-		struct ioband_limit *l = &ls->lim[k];
+	for (i = 0; i < IOBAND_LIMITS_PER_DIR; i++) {
+		struct ioband_limit *l = &ls->lim[kinds[i]];
 
-		if (l->rate && ioband_limit_applies(k, write))
-			l->paid_to -= ioband_limit_span(ls, k, bytes);
+		if (l->rate)
+			l->paid_to -= ioband_limit_span(ls, kinds[i], bytes);
 	}
 }
 EXPORT_SYMBOL_GPL(ioband_limits_refund);

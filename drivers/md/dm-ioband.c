@@ -1099,14 +1099,13 @@ static void ioband_limit_feed(struct ioband_dg *dg, struct ioband_group *g,
 		u32 bytes = bio->bi_iter.bi_size;
 		/* start_ns: when it came, until it goes down */
 		u64 at = max(from, ib->start_ns);
-		u64 due = ioband_limits_due(&g->limits, write, bytes, at);
+		u64 due = ioband_limits_take(&g->limits, write, bytes, at, now);
 
-		if (g->limited && due > now) {
+		if (due > now) {
 			ioband_limit_wait(&dg->sched, &g->ent, due);
 			return;
 		}
 		bio_list_pop(&g->limit_wait);
-		ioband_limits_charge(&g->limits, write, bytes, at);
 		ioband_sched_enter(dg, g, bio, now);
 		from = min(due, now);
 	}
@@ -1120,13 +1119,9 @@ static void ioband_limit_feed(struct ioband_dg *dg, struct ioband_group *g,
 static bool ioband_limits_allow(struct ioband_group *g, struct bio *bio,
 				u64 now, u64 *due)
 {
-	bool write = op_is_write(bio_op(bio));
-
-	*due = ioband_limits_due(&g->limits, write, bio->bi_iter.bi_size, now);
-	if (*due > now)
-		return false;
-	ioband_limits_charge(&g->limits, write, bio->bi_iter.bi_size, now);
-	return true;
+	*due = ioband_limits_take(&g->limits, op_is_write(bio_op(bio)),
+				  bio->bi_iter.bi_size, now, now);
+	return *due <= now;
 }
 
 /*

@@ -545,10 +545,8 @@ struct ioband_limits {
 
 void ioband_limit_set(struct ioband_limit *l, u64 rate, u64 burst_ns,
 		      u64 now);
-u64 ioband_limits_due(const struct ioband_limits *ls, bool write, u32 bytes,
-		      u64 now);
-void ioband_limits_charge(struct ioband_limits *ls, bool write, u32 bytes,
-			  u64 now);
+u64 ioband_limits_take(struct ioband_limits *ls, bool write, u32 bytes,
+		       u64 at, u64 now);
 void ioband_limits_charge_urgent(struct ioband_limits *ls, bool write,
 				 u32 bytes, u64 now);
 void ioband_limits_refund(struct ioband_limits *ls, bool write, u32 bytes);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The limits' arithmetic (ioband_limit_set, ioband_limits_due,
- * ioband_limits_charge): blktests' throtl/001, 003, 005 and 007 as
+ * The limits' arithmetic (ioband_limit_set, ioband_limits_take and the
+ * urgent charge): blktests' throtl/001, 003, 005 and 007 as
  * sequences of bios with their expected times, the bound over any window,
  * bursts, rate changes and the edges of the arithmetic.
  */
@@ -31,14 +31,33 @@ static void lim_set(struct lim_run *r, enum ioband_limit_kind k, u64 rate,
 	ioband_limit_set(&r->ls.lim[k], rate, burst_ns, r->now);
 }
 
+/* When a bio that came at @at may go, asked without charging anything. */
+static u64 lim_due(const struct ioband_limits *ls, bool write, u32 bytes,
+		   u64 at)
+{
+	struct ioband_limits copy = *ls;
+
+	return ioband_limits_take(&copy, write, bytes, at, at);
+}
+
+/* A bio that came at @at goes, charged from @at whenever it is due. */
+static void lim_charge(struct ioband_limits *ls, bool write, u32 bytes,
+		       u64 at)
+{
+	ioband_limits_take(ls, write, bytes, at, lim_due(ls, write, bytes, at));
+}
+
 /* A greedy submitter's next bio: it goes when due; returns that time. */
 static u64 lim_send(struct lim_run *r, bool write, u32 bytes)
 {
-	u64 due = ioband_limits_due(&r->ls, write, bytes, r->now);
+	u64 due = ioband_limits_take(&r->ls, write, bytes, r->now, r->now);
 
-	if (due > r->now)
+	if (due > r->now) {
 		r->now = due;
-	ioband_limits_charge(&r->ls, write, bytes, r->now);
+		due = ioband_limits_take(&r->ls, write, bytes, r->now, r->now);
+		CHECK(due <= r->now, "a bio due at %llu not taken then",
+		      (unsigned long long)due);
+	}
 	return r->now;
 }
 
@@ -125,12 +144,12 @@ static void test_limit_throtl_005(void)
 	lim_set(&r, IOBAND_LIMIT_WBPS, 512 << 10, 0);
 	r.now += 100 * MS;
 	issue = r.now;
-	due = ioband_limits_due(&r.ls, true, 1 << 20, r.now);
+	due = lim_due(&r.ls, true, 1 << 20, r.now);
 	CHECK(due - T0 == 2 * SEC, "due %llu ns after the limit, want 2 s",
 	      (unsigned long long)(due - T0));
 	r.now += 900 * MS;
 	lim_set(&r, IOBAND_LIMIT_WBPS, 256 << 10, 0);
-	due = ioband_limits_due(&r.ls, true, 1 << 20, r.now);
+	due = lim_due(&r.ls, true, 1 << 20, r.now);
 	CHECK(due - issue >= 2500 * MS && due - issue < 3500 * MS,
 	      "went %llu ms after its issue, want 3 s (rounded)",
 	      (unsigned long long)((due - issue) / MS));
@@ -261,7 +280,7 @@ static void test_limit_directions(void)
 	      "a 1 MiB write waited %llu ns, want the write IOPS limit's 100 ms",
 	      (unsigned long long)(t - T0));
 	r.now = T0;
-	t = ioband_limits_due(&r.ls, false, 4096, r.now);
+	t = lim_due(&r.ls, false, 4096, r.now);
 	CHECK(t - T0 == 3906250,
 	      "a 4 KiB read is due after %llu ns, want 3906250",
 	      (unsigned long long)(t - T0));
@@ -295,7 +314,7 @@ static void test_limit_rate_change(void)
 	      "0.5 s saved at 1 MiB/s became %llu ns at 2 MiB/s, want 250 ms",
 	      (unsigned long long)(r.now - l->paid_to));
 	/* a debt: an urgent 1 MiB bio charged at once */
-	ioband_limits_charge(&r.ls, false, 1 << 20, r.now);
+	lim_charge(&r.ls, false, 1 << 20, r.now);
 	CHECK(l->paid_to - r.now == 250 * MS, "owed %llu ns, want 250 ms",
 	      (unsigned long long)(l->paid_to - r.now));
 	lim_set(&r, IOBAND_LIMIT_BPS, 1 << 20, 2 * SEC);
@@ -304,7 +323,7 @@ static void test_limit_rate_change(void)
 	      (unsigned long long)(l->paid_to - r.now));
 	/* removed, then set again: nothing saved */
 	lim_set(&r, IOBAND_LIMIT_BPS, 0, 0);
-	CHECK(ioband_limits_due(&r.ls, false, 1 << 20, r.now) == r.now,
+	CHECK(lim_due(&r.ls, false, 1 << 20, r.now) == r.now,
 	      "a removed limit still binds");
 	r.now += 5 * SEC;
 	lim_set(&r, IOBAND_LIMIT_BPS, 1 << 20, 2 * SEC);
@@ -329,7 +348,7 @@ static void test_limit_near_boot(void)
 
 	memset(&ls, 0, sizeof(ls));
 	ioband_limit_set(&ls.lim[IOBAND_LIMIT_BPS], 1 << 20, 10 * SEC, MS);
-	due = ioband_limits_due(&ls, false, 4096, 2 * MS);
+	due = lim_due(&ls, false, 4096, 2 * MS);
 	CHECK(due == MS + 3906250,
 	      "due at %llu ns, want 4906250 (set empty at 1 ms)",
 	      (unsigned long long)due);
@@ -424,7 +443,7 @@ static void test_limit_urgent_debt(void)
 	lim_set(&r, IOBAND_LIMIT_WBPS, 1 << 20, 0);
 	for (i = 0; i < 1000; i++)
 		ioband_limits_charge_urgent(&r.ls, true, 4096, r.now);
-	due = ioband_limits_due(&r.ls, true, 4096, r.now);
+	due = lim_due(&r.ls, true, 4096, r.now);
 	CHECK(due - r.now <= 2 * 3906250ULL,
 	      "next bio due %llu us after 1000 urgent ones, want <= 7813",
 	      (unsigned long long)((due - r.now) / 1000));
@@ -432,7 +451,7 @@ static void test_limit_urgent_debt(void)
 	lim_set(&r, IOBAND_LIMIT_WBPS, 1 << 20, SEC);
 	for (i = 0; i < 1000; i++)
 		ioband_limits_charge_urgent(&r.ls, true, 4096, r.now);
-	due = ioband_limits_due(&r.ls, true, 4096, r.now);
+	due = lim_due(&r.ls, true, 4096, r.now);
 	CHECK(due - r.now <= SEC + 3906250ULL,
 	      "with a 1 s burst: next bio due %llu ms later, want <= 1004",
 	      (unsigned long long)((due - r.now) / MS));
@@ -456,7 +475,7 @@ static void test_limit_refund(void)
 	for (i = 0; i < 10; i++) {
 		lim_send(&r, false, 4096);
 		/* an EAGAIN'd bio between each two */
-		ioband_limits_charge(&r.ls, false, 4096, r.now);
+		lim_charge(&r.ls, false, 4096, r.now);
 		ioband_limits_refund(&r.ls, false, 4096);
 	}
 	CHECK(r.now == ref.now && !memcmp(&r.ls, &ref.ls, sizeof(r.ls)),
