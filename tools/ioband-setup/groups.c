@@ -47,28 +47,32 @@ fail:
 
 /*
  * Record the value of a set or attach of cgroup group @gid (given by
- * @path, or by id; 0 when @path has no cgroup now) in the state: a group given by path gets an entry, one given by
- * the id of a path's cgroup has its entry changed.  @v and @is_range as
- * from set_value_parse, @has_value false for an attach with no weight.
+ * @path, or by id; 0 when @path has no cgroup now) in the state: a group
+ * given by path gets an entry, one given by the id of a path's cgroup has
+ * its entry changed.  @v as from set_value_parse, NULL for an attach with
+ * no weight; the limits it gives replace those recorded, the others stay.
  */
-static int record_value(const char *dev, const char *path, int64_t gid, bool has_value,
-			bool is_range, const struct group_conf *v)
+static int record_value(const char *dev, const char *path, int64_t gid,
+			const struct set_value *v)
 {
 	struct pg_state s;
 	struct pg_entry *e;
-	int rc;
+	int k, rc;
 
 	rc = state_load(&s);
 	if (rc)
 		return rc;
 	e = path ? pg_add(&s, dev, path) : pg_find_id(&s, dev, gid);
 	if (e) {
-		if (is_range) {
-			e->min_kbps = v->min_kbps;
-			e->max_kbps = v->max_kbps;
-		} else if (has_value) {
-			e->weight = v->weight;
+		if (v && v->has_range) {
+			e->min_kbps = v->g.min_kbps;
+			e->max_kbps = v->g.max_kbps;
 		}
+		if (v && v->has_weight)
+			e->weight = v->g.weight;
+		for (k = 0; v && k < LIM_NR; k++)
+			if (v->limits_given & (1U << k))
+				e->limit[k] = v->g.limit[k];
 		e->id = gid;
 		rc = state_save(&s);
 	}
@@ -76,13 +80,113 @@ static int record_value(const char *dev, const char *path, int64_t gid, bool has
 	return rc;
 }
 
+#define SET_MSG_LEN	256
+/* One message of a set, and the one that puts back what it changed. */
+struct set_step {
+	char msg[SET_MSG_LEN], undo[SET_MSG_LEN];
+};
+
+/*
+ * The messages that set @v on group @gid, whose settings are @cur (NULL
+ * when it is attached for the set): weight, range, limits, each with its
+ * undo.  Returns how many.
+ */
+static size_t set_steps(int64_t gid, const struct set_value *v, const struct group_conf *cur,
+			struct set_step *st)
+{
+	char lim[LIMITS_TEXT_MAX];
+	size_t n = 0;
+
+	if (v->has_weight) {
+		snprintf(st[n].msg, SET_MSG_LEN, "weight %lld:%u", (long long)gid, v->g.weight);
+		snprintf(st[n++].undo, SET_MSG_LEN, "weight %lld:%u", (long long)gid,
+			 cur ? cur->weight : 0);
+	}
+	if (v->has_range) {
+		if (gid == DEFAULT_GROUP)
+			snprintf(st[n].msg, SET_MSG_LEN, "range-bw %u:%u", v->g.min_kbps,
+				 v->g.max_kbps);
+		else
+			snprintf(st[n].msg, SET_MSG_LEN, "range-bw %lld:%u:%u", (long long)gid,
+				 v->g.min_kbps, v->g.max_kbps);
+		if (gid == DEFAULT_GROUP)
+			snprintf(st[n++].undo, SET_MSG_LEN, "range-bw %u:%u",
+				 cur ? cur->min_kbps : 0, cur ? cur->max_kbps : 0);
+		else
+			snprintf(st[n++].undo, SET_MSG_LEN, "range-bw %lld:%u:%u", (long long)gid,
+				 cur ? cur->min_kbps : 0, cur ? cur->max_kbps : 0);
+	}
+	if (v->limits_given) {
+		limits_format(v->g.limit, v->limits_given, ',', lim, sizeof(lim));
+		snprintf(st[n].msg, SET_MSG_LEN, "limit %lld/%s", (long long)gid, lim);
+		if (cur)
+			limits_format(cur->limit, v->limits_given, ',', lim, sizeof(lim));
+		snprintf(st[n++].undo, SET_MSG_LEN, "limit %lld/%s", (long long)gid, lim);
+	}
+	return n;
+}
+
+/* "weight W, limits K=V,..." of what @v sets, into @buf. */
+static const char *set_summary(const struct set_value *v, bool range_policy, char *buf,
+			       size_t len)
+{
+	char lim[LIMITS_TEXT_MAX];
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (v->has_weight)
+		n += snprintf(buf + n, len - n, ", weight %u", v->g.weight);
+	if (v->has_range && n < len)
+		n += snprintf(buf + n, len - n, ", min %u KB/s, max %u KB/s%s", v->g.min_kbps,
+			      v->g.max_kbps,
+			      range_policy ? "" : " (ranges act while the policy is range-bw)");
+	if (v->limits_given && n < len) {
+		limits_format(v->g.limit, v->limits_given, ',', lim, sizeof(lim));
+		snprintf(buf + n, len - n, ", limits %s", lim);
+	}
+	return buf;
+}
+
+/*
+ * Send the steps in order; when one is refused, undo those sent (or detach
+ * the group when @attached_now) and say so.  EX_OK or an exit code.
+ */
+static int set_send(const char *name, const char *label, int64_t gid, bool attached_now,
+		    const struct set_step *st, size_t n)
+{
+	char why[600], undo[64];
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		if (!dmx_fault("set") && !send_message(name, st[i].msg))
+			continue;
+		snprintf(why, sizeof(why), "%s", dmx_why());
+		if (attached_now) {
+			snprintf(undo, sizeof(undo), "detach %lld", (long long)gid);
+			if (send_message(name, undo))
+				return errorf(EX_HALFDONE, "%s: the kernel refused '%s': %s; %s was attached for it and detaching it again failed (%s): detach it by hand",
+					      name, st[i].msg, why, label, dmx_why());
+			return errorf(EX_FAIL, "%s: the kernel refused '%s': %s (%s, attached for it, was detached again)",
+				      name, st[i].msg, why, label);
+		}
+		for (j = i; j-- > 0;)
+			if (send_message(name, st[j].undo))
+				return errorf(EX_HALFDONE, "%s: the kernel refused '%s': %s; putting back what '%s' changed failed (%s): send '%s' by hand",
+					      name, st[i].msg, why, st[j].msg, dmx_why(), st[j].undo);
+		return errorf(EX_FAIL, "%s: the kernel refused '%s': %s%s", name, st[i].msg, why,
+			      i ? " (what came before it was put back)" : "");
+	}
+	return EX_OK;
+}
+
 static int cmd_set_attach(int argc, char **argv, bool attach)
 {
 	struct optstate st;
 	struct dev_state d;
-	struct group_conf v = { 0 };
-	bool is_range = false, attached_now = false, has_value;
-	char msg[128], err[512], *label = NULL, *path;
+	struct set_value v = { 0 };
+	struct set_step steps[3];
+	bool attached_now = false, has_value;
+	char msg[64], err[512], sum[LIMITS_TEXT_MAX + 128], *label = NULL, *path;
 	int64_t gid;
 	bool help;
 	int rc;
@@ -94,19 +198,21 @@ static int cmd_set_attach(int argc, char **argv, bool attach)
 	if (attach ? st.npos < 2 || st.npos > 3 : st.npos != 3) {
 		free(st.pos);
 		return usage_error(attach ? "expected NAME GROUP [weight=W]" :
-					    "expected NAME GROUP and weight=W or min=MIN,max=MAX");
+					    "expected NAME GROUP and weight=W, min=MIN,max=MAX or limits (riops=500,wbps=20M)");
 	}
 	has_value = st.npos == 3;
-	if (has_value && set_value_parse(st.pos[2], &is_range, &v, err, sizeof(err))) {
+	if (has_value && set_value_parse(st.pos[2], &v, err, sizeof(err))) {
 		free(st.pos);
 		return usage_error("%s", err);
 	}
-	if (attach && is_range) {
+	if (attach && has_value && (v.has_range || v.limits_given)) {
 		free(st.pos);
-		return usage_error("attach takes weight=W; set the range with 'set'");
+		return usage_error("attach takes weight=W; set a range or limits with 'set'");
 	}
-	if (attach && !has_value)
-		v.weight = DEFAULT_WEIGHT;
+	if (attach && !has_value) {
+		v.has_weight = true;
+		v.g.weight = DEFAULT_WEIGHT;
+	}
 	rc = device_and_group(st.pos[0], st.pos[1], &d, &gid, &path);
 	if (rc) {
 		free(st.pos);
@@ -121,7 +227,7 @@ static int cmd_set_attach(int argc, char **argv, bool attach)
 			rc = errorf(EX_CONFLICT, "%s is already configured on %s", path, d.name);
 		pg_free(&s);
 		if (!rc)
-			rc = record_value(d.name, path, 0, true, is_range, &v);
+			rc = record_value(d.name, path, 0, &v);
 		if (!rc)
 			note_absent(d.name, path);
 		goto out;
@@ -145,48 +251,15 @@ static int cmd_set_attach(int argc, char **argv, bool attach)
 		goto out;
 	}
 	if (has_value) {
-		if (is_range) {
-			if (gid == DEFAULT_GROUP)
-				snprintf(msg, sizeof(msg), "range-bw %u:%u", v.min_kbps, v.max_kbps);
-			else
-				snprintf(msg, sizeof(msg), "range-bw %lld:%u:%u", (long long)gid,
-					 v.min_kbps, v.max_kbps);
-		} else {
-			snprintf(msg, sizeof(msg), "weight %lld:%u", (long long)gid, v.weight);
-		}
-		if (dmx_fault("set") || send_message(d.name, msg)) {
-			char why[600];
-
-			snprintf(why, sizeof(why), "%s", dmx_why());
-			if (attached_now) {
-				char undo[64];
-
-				snprintf(undo, sizeof(undo), "detach %lld", (long long)gid);
-				if (send_message(d.name, undo)) {
-					rc = errorf(EX_HALFDONE, "%s: the kernel refused '%s': %s; %s was attached for it and detaching it again failed (%s): detach it by hand",
-						    d.name, msg, why, label, dmx_why());
-					goto out;
-				}
-				rc = errorf(EX_FAIL, "%s: the kernel refused '%s': %s (%s, attached for it, was detached again)",
-					    d.name, msg, why, label);
-				goto out;
-			}
-			rc = errorf(EX_FAIL, "%s: the kernel refused '%s': %s", d.name, msg, why);
+		rc = set_send(d.name, label, gid, attached_now,
+			      steps, set_steps(gid, &v, table_find(&d.t, gid), steps));
+		if (rc)
 			goto out;
-		}
 	}
-	if (is_range)
-		note("%s: %s%s, min %u KB/s, max %u KB/s%s", d.name, label,
-		     attached_now ? " attached" : "", v.min_kbps, v.max_kbps,
-		     d.t.policy == POL_RANGE_BW ? "" :
-		     " (ranges act while the policy is range-bw)");
-	else if (has_value)
-		note("%s: %s%s, weight %u", d.name, label, attached_now ? " attached" : "",
-		     v.weight);
-	else
-		note("%s: %s attached, weight %d", d.name, label, DEFAULT_WEIGHT);
+	note("%s: %s%s%s", d.name, label, attached_now ? " attached" : "",
+	     set_summary(&v, d.t.policy == POL_RANGE_BW, sum, sizeof(sum)));
 	rc = gid == DEFAULT_GROUP || d.t.type != GT_CGROUP ? EX_OK :
-	     record_value(d.name, path, gid, has_value || attach, is_range, &v);
+	     record_value(d.name, path, gid, has_value || attach ? &v : NULL);
 out:
 	if (d.wraps)
 		lvm_record_update(d.name);

@@ -123,11 +123,16 @@ static const struct cmd_help {
 	  "the device group: its share of the bandwidth when all are busy.  The\n"
 	  "report options shape the table of groups (--noheadings drops the lines\n"
 	  "above it too).\n\n" REPORT_HELP },
-	{ "set", "set NAME GROUP weight=W | set NAME GROUP min=MIN,max=MAX",
+	{ "set", "set NAME GROUP weight=W | set NAME GROUP min=MIN,max=MAX |\n"
+	  "       set NAME GROUP [weight=W,]KEY=VALUE[,KEY=VALUE...]",
 	  "Set a group's weight (1 to 10000), or its bandwidth range in KB/s (a k, m\n"
 	  "or g suffix multiplies by 1, 1024, 1048576; max 0 or left out: no upper\n"
-	  "limit) for the range-bw policy.  A group not attached yet is attached\n"
-	  "first, and detached again if the kernel refuses the value.\n\n" GROUP_HELP },
+	  "limit) for the range-bw policy, or its limits, io.max's kinds: bps, rbps,\n"
+	  "wbps (bytes a second), iops, riops, wiops (I/Os a second), each 1 to 2^50\n"
+	  "with systemd's suffixes K, M, G, T (powers of 1000) or max (none), and\n"
+	  "burst (ms, 0 to 60000); only the keys given change.  A group not attached\n"
+	  "yet is attached first, and detached again if the kernel refuses the value.\n\n"
+	  GROUP_HELP },
 	{ "attach", "attach NAME GROUP [weight=W]",
 	  "Attach GROUP to the ioband device NAME (weight 100 unless given).\n\n" GROUP_HELP },
 	{ "detach", "detach NAME GROUP",
@@ -846,6 +851,7 @@ int build_table(const struct setup_opts *o, const char *device, const char *defa
 		e->weight = g.weight;
 		e->min_kbps = g.min_kbps;
 		e->max_kbps = g.max_kbps;
+		memcpy(e->limit, g.limit, sizeof(e->limit));
 		e->id = ids[i] == GROUP_ABSENT ? 0 : ids[i];
 		if (!e->id)
 			note_absent(what, gpath[i]);

@@ -50,12 +50,25 @@ extern const char *const policy_names[POL_NR];
 int gtype_parse(const char *s);		/* -1 when unknown; "uid" is "user" */
 int policy_parse(const char *s);	/* -1 when unknown */
 
+/*
+ * A group's limits, io.max's kinds (Documentation/ioband.rst, "Limits"):
+ * bytes and I/Os a second, 0 for none, and the burst in milliseconds, in
+ * the order the kernel prints them.
+ */
+enum { LIM_BPS, LIM_RBPS, LIM_WBPS, LIM_IOPS, LIM_RIOPS, LIM_WIOPS, LIM_BURST, LIM_NR };
+#define LIM_RATE_MAX		(1ULL << 50)
+#define LIM_BURST_MAX		60000
+/* room for every limit as text: "bps=1125899906842624,..." */
+#define LIMITS_TEXT_MAX		192
+extern const char *const limit_keys[LIM_NR];
+
 /* One group's configuration.  The default group has id -1. */
 struct group_conf {
 	int64_t id;
 	uint32_t weight;	/* weight policies */
 	uint32_t min_kbps;	/* range-bw */
 	uint32_t max_kbps;	/* range-bw, 0: no upper limit */
+	uint64_t limit[LIM_NR];	/* any policy */
 };
 
 /* The arguments of one ioband target (the table line after <start> <len>). */
@@ -125,19 +138,45 @@ int64_t gid_max(enum gtype type);
 bool dg_name_valid(const char *s);
 bool dm_name_valid(const char *s);
 
+/* What 'set' was given: a weight, a range, limits (bit k: limit_keys[k]). */
+struct set_value {
+	bool has_weight, has_range;
+	unsigned int limits_given;
+	struct group_conf g;
+};
 /*
- * "weight=W" or "min=A,max=B" (either part may be left out: min 0, max 0
- * meaning no upper limit).  Returns 0 and sets *is_range, or -1 with err.
+ * set's VALUE: "weight=W", "min=A,max=B" (either part may be left out: min
+ * 0, max 0 meaning no upper limit), limits ("riops=500,wbps=20M"), a weight
+ * or a range with limits.  Returns 0, or -1 with err.
  */
-int set_value_parse(const char *s, bool *is_range, struct group_conf *g,
-		    char *err, size_t errlen);
+int set_value_parse(const char *s, struct set_value *v, char *err, size_t errlen);
+/*
+ * Limits "KEY=VALUE" separated by ',' or '/', each key of limit_keys once:
+ * rates 1 to 2^50 with systemd's suffixes K, M, G, T (powers of 1000) or
+ * "max" (0), the burst in ms.  Sets the keys given in @lim and *given;
+ * returns 0, or -1 with err.
+ */
+int limits_parse(const char *s, uint64_t *lim, unsigned int *given, char *err,
+		 size_t errlen);
+/*
+ * The limits of @lim that @given names (rates of 0 as "max"), "KEY=VALUE"
+ * joined by @sep, into @buf; "" when none.
+ */
+void limits_format(const uint64_t *lim, unsigned int given, char sep, char *buf,
+		   size_t len);
+/* The mask of the limits @lim holds: the rates set, a burst not 0. */
+unsigned int limits_set(const uint64_t *lim);
 /*
  * The VALUE of --group SPEC=VALUE and of iobandtab's group=SPEC=VALUE:
- * a weight for the weight policies, MIN:MAX (KB/s) for range-bw.
+ * a weight for the weight policies, MIN:MAX (KB/s) for range-bw, either
+ * followed by '/' and limits (limits_parse()).
  */
 int group_value_parse(const char *s, enum policy pol, struct group_conf *g,
 		      char *err, size_t errlen);
-/* Split "SPEC=VALUE" at its last '='; returns -1 when there is none. */
+/*
+ * Split "SPEC=VALUE" at the first '=' after which a VALUE starts (a number,
+ * or MIN:MAX, up to the end or to a '/'); returns -1 when there is none.
+ */
 int split_spec_value(const char *s, char **spec, char **value);
 
 /*
@@ -256,13 +295,14 @@ void tab_put_field(FILE *f, const char *s);
  * attached under (0: none).
  */
 #define GROUP_ABSENT	INT64_MIN	/* opts_to_table: a group left out (its cgroup does not exist yet) */
-#define PG_MSG_LEN	96
-#define PG_MAX_MSGS	4
+#define PG_MSG_LEN	256
+#define PG_MAX_MSGS	5
 
 struct pg_entry {
 	char *dev;		/* device-mapper name */
 	char *path;		/* from the cgroup2 root, with a leading '/': "/system.slice/web.service" */
 	uint32_t weight, min_kbps, max_kbps;
+	uint64_t limit[LIM_NR];	/* as group_conf's */
 	int64_t id;
 	uint32_t ioweight;	/* the cgroup's io.weight for the device, last seen (0: never) */
 };

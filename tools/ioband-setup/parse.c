@@ -263,6 +263,7 @@ static int parse_group_arg(const char *s, enum policy pol, struct group_conf *g,
 	g->id = DEFAULT_GROUP;
 	g->weight = DEFAULT_WEIGHT;
 	g->min_kbps = g->max_kbps = 0;
+	memset(g->limit, 0, sizeof(g->limit));
 	if (!is_default && parse_id(s, &end, &g->id)) {
 		ERR("group must be <id>:<value>: '%s'", s);
 		return -1;
@@ -342,8 +343,11 @@ int table_parse(const char *params, struct ioband_table *t, char *err, size_t er
 	int r = -1, x;
 
 	memset(t, 0, sizeof(*t));
-	/* the options after the groups: bandwidth= and a cost model */
-	for (; argc && strchr(argv[argc - 1], '='); argc--)
+	/*
+	 * the options after the groups: bandwidth= and a cost model, each with
+	 * a '=' and no ':' (a group's limits have '=' after its "<id>:")
+	 */
+	for (; argc && strchr(argv[argc - 1], '=') && !strchr(argv[argc - 1], ':'); argc--)
 		if (table_option_parse(argv[argc - 1], t, err, errlen))
 			goto out;
 	if (!model_whole(t->model)) {
@@ -442,10 +446,15 @@ static void append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
 static void append_value(char **buf, size_t *len, size_t *cap, enum policy pol,
 			 const struct group_conf *g)
 {
+	char lim[LIMITS_TEXT_MAX];
+
 	if (pol == POL_RANGE_BW)
 		append(buf, len, cap, "%u:%u", g->min_kbps, g->max_kbps);
 	else
 		append(buf, len, cap, "%u", g->weight);
+	limits_format(g->limit, limits_set(g->limit), ',', lim, sizeof(lim));
+	if (*lim)
+		append(buf, len, cap, "/%s", lim);
 }
 
 char *table_format(const struct ioband_table *t)
@@ -489,6 +498,21 @@ static bool value_eq(enum policy pol, const struct group_conf *a, const struct g
 	return a->weight == b->weight;
 }
 
+static bool limits_eq(const struct group_conf *a, const struct group_conf *b)
+{
+	return !memcmp(a->limit, b->limit, sizeof(a->limit));
+}
+
+/* " (limits K=V,...)" of @g into @buf, "" when it has none */
+static const char *limits_note(const struct group_conf *g, char *buf, size_t len)
+{
+	char lim[LIMITS_TEXT_MAX];
+
+	limits_format(g->limit, limits_set(g->limit), ',', lim, sizeof(lim));
+	snprintf(buf, len, "%s", *lim ? lim : "none");
+	return buf;
+}
+
 /* "NAME (id N)", or "N" when @name has none for it; malloc'ed. */
 static char *group_ref(diff_namer name, void *ctx, enum gtype type, int64_t id)
 {
@@ -503,7 +527,7 @@ char *table_diff(const struct ioband_table *cur, const struct ioband_table *want
 		 diff_namer name, void *ctx)
 {
 	size_t len = 0, cap = 128, i;
-	char *buf = xmalloc(cap), *ref;
+	char *buf = xmalloc(cap), *ref, lim[LIMITS_TEXT_MAX];
 	const char *sep = "";
 
 	buf[0] = '\0';
@@ -533,6 +557,8 @@ char *table_diff(const struct ioband_table *cur, const struct ioband_table *want
 		else
 			DIFF("default weight %u -> %u", cur->def.weight, want->def.weight);
 	}
+	if (!limits_eq(&cur->def, &want->def))
+		DIFF("default group limits %s", limits_note(&want->def, lim, sizeof(lim)));
 	for (i = 0; i < want->ngroups; i++) {
 		const struct group_conf *w = &want->groups[i];
 		const struct group_conf *c = table_find(cur, w->id);
@@ -546,6 +572,8 @@ char *table_diff(const struct ioband_table *cur, const struct ioband_table *want
 			else
 				DIFF("group %s weight %u -> %u", ref, c->weight, w->weight);
 		}
+		if (c && !limits_eq(c, w))
+			DIFF("group %s limits %s", ref, limits_note(w, lim, sizeof(lim)));
 		free(ref);
 	}
 	for (i = 0; i < cur->ngroups; i++) {
@@ -628,8 +656,124 @@ const struct group_stats *status_find(const struct ioband_status *s, int64_t id)
 
 /* ---- values -------------------------------------------------------------- */
 
-int group_value_parse(const char *s, enum policy pol, struct group_conf *g,
-		      char *err, size_t errlen)
+const char *const limit_keys[LIM_NR] = {
+	"bps", "rbps", "wbps", "iops", "riops", "wiops", "burst"
+};
+
+/* A rate: 1 to 2^50, systemd's suffixes K, M, G, T (powers of 1000); "max": 0. */
+static int parse_limit_rate(const char *s, uint64_t *out)
+{
+	const char *end;
+	uint64_t v, mul = 1;
+
+	if (!strcmp(s, "max")) {
+		*out = 0;
+		return 0;
+	}
+	if (parse_dec(s, &end, LIM_RATE_MAX, &v))
+		return -1;
+	if (*end) {
+		switch (*end) {
+		case 'K': mul = 1000ULL; break;
+		case 'M': mul = 1000000ULL; break;
+		case 'G': mul = 1000000000ULL; break;
+		case 'T': mul = 1000000000000ULL; break;
+		default: return -1;
+		}
+		if (end[1])
+			return -1;
+	}
+	if (!v || v > LIM_RATE_MAX / mul)
+		return -1;
+	*out = v * mul;
+	return 0;
+}
+
+static int limit_key(const char *s, size_t len)
+{
+	int k;
+
+	for (k = 0; k < LIM_NR; k++)
+		if (strlen(limit_keys[k]) == len && !strncmp(s, limit_keys[k], len))
+			return k;
+	return -1;
+}
+
+int limits_parse(const char *s, uint64_t *lim, unsigned int *given, char *err,
+		 size_t errlen)
+{
+	char *copy = xstrdup(s), *tok, *save = NULL, *eq;
+	int r = -1, k;
+
+	*given = 0;
+	if (!*s) {
+		ERR("no limits after '/'");
+		goto out;
+	}
+	for (tok = strtok_r(copy, ",/", &save); tok; tok = strtok_r(NULL, ",/", &save)) {
+		eq = strchr(tok, '=');
+		k = eq ? limit_key(tok, eq - tok) : -1;
+		if (k < 0) {
+			ERR("limits are KEY=VALUE, KEY one of bps rbps wbps iops riops wiops burst, not '%s'",
+			    tok);
+			goto out;
+		}
+		if (*given & (1U << k)) {
+			ERR("limit %s given twice", limit_keys[k]);
+			goto out;
+		}
+		*given |= 1U << k;
+		if (k == LIM_BURST) {
+			if (parse_u64(eq + 1, LIM_BURST_MAX, &lim[k])) {
+				ERR("burst must be 0 to %d ms, not '%s'", LIM_BURST_MAX, eq + 1);
+				goto out;
+			}
+		} else if (parse_limit_rate(eq + 1, &lim[k])) {
+			ERR("%s must be 1 to 2^50 a second (suffix K, M, G or T: powers of 1000) or max, not '%s'",
+			    limit_keys[k], eq + 1);
+			goto out;
+		}
+	}
+	r = 0;
+out:
+	free(copy);
+	return r;
+}
+
+unsigned int limits_set(const uint64_t *lim)
+{
+	unsigned int m = 0;
+	int k;
+
+	for (k = 0; k < LIM_NR; k++)
+		if (lim[k])
+			m |= 1U << k;
+	return m;
+}
+
+void limits_format(const uint64_t *lim, unsigned int given, char sep, char *buf,
+		   size_t len)
+{
+	const char sepstr[2] = { sep, '\0' };
+	size_t n = 0;
+	int k;
+
+	buf[0] = '\0';
+	for (k = 0; k < LIM_NR && n < len; k++) {
+		if (!(given & (1U << k)))
+			continue;
+		n += snprintf(buf + n, len - n, "%s%s=", n ? sepstr : "", limit_keys[k]);
+		if (n >= len)
+			break;
+		if (lim[k] || k == LIM_BURST)
+			n += snprintf(buf + n, len - n, "%llu", (unsigned long long)lim[k]);
+		else
+			n += snprintf(buf + n, len - n, "max");
+	}
+}
+
+static int weight_or_range_parse(const char *s, enum policy pol, struct group_conf *g,
+				 char *err, size_t errlen)
 {
 	if (pol == POL_RANGE_BW) {
 		const char *colon = strchr(s, ':');
@@ -660,46 +804,90 @@ int group_value_parse(const char *s, enum policy pol, struct group_conf *g,
 	return 0;
 }
 
-int set_value_parse(const char *s, bool *is_range, struct group_conf *g,
-		    char *err, size_t errlen)
+int group_value_parse(const char *s, enum policy pol, struct group_conf *g,
+		      char *err, size_t errlen)
+{
+	const char *slash = strchr(s, '/');
+	unsigned int given;
+	char *value;
+	int r;
+
+	memset(g->limit, 0, sizeof(g->limit));
+	if (!slash)
+		return weight_or_range_parse(s, pol, g, err, errlen);
+	value = xasprintf("%.*s", (int)(slash - s), s);
+	r = weight_or_range_parse(value, pol, g, err, errlen);
+	free(value);
+	return r ? r : limits_parse(slash + 1, g->limit, &given, err, errlen);
+}
+
+/* One token of set's VALUE into @v; 0, or -1 with err. */
+static int set_token_parse(const char *tok, struct set_value *v, bool *have_min,
+			   bool *have_max, char *err, size_t errlen)
+{
+	struct group_conf *g = &v->g;
+	unsigned int given;
+
+	if (!strncmp(tok, "weight=", 7) && !v->has_weight) {
+		v->has_weight = true;
+		return weight_or_range_parse(tok + 7, POL_WEIGHT, g, err, errlen);
+	}
+	if (!strncmp(tok, "min=", 4) && !*have_min) {
+		*have_min = v->has_range = true;
+		if (!parse_kbps(tok + 4, &g->min_kbps))
+			return 0;
+		ERR("min must be a bandwidth in KB/s (suffix k, m or g allowed), not '%s'", tok + 4);
+		return -1;
+	}
+	if (!strncmp(tok, "max=", 4) && !*have_max) {
+		*have_max = v->has_range = true;
+		if (!parse_kbps(tok + 4, &g->max_kbps))
+			return 0;
+		ERR("max must be a bandwidth in KB/s (suffix k, m or g allowed), not '%s'", tok + 4);
+		return -1;
+	}
+	if (!strncmp(tok, "weight=", 7) || !strncmp(tok, "min=", 4) ||
+	    !strncmp(tok, "max=", 4)) {
+		ERR("%.*s given twice", (int)(strchr(tok, '=') - tok), tok);
+		return -1;
+	}
+	if (!strchr(tok, '=') || limit_key(tok, strchr(tok, '=') - tok) < 0) {
+		ERR("expected weight=W, min=MIN,max=MAX or limits (KEY=VALUE, KEY one of bps rbps wbps iops riops wiops burst), not '%s'",
+		    tok);
+		return -1;
+	}
+	if (limits_parse(tok, g->limit, &given, err, errlen))
+		return -1;
+	if (v->limits_given & given) {
+		ERR("limit %s given twice", limit_keys[__builtin_ctz(v->limits_given & given)]);
+		return -1;
+	}
+	v->limits_given |= given;
+	return 0;
+}
+
+int set_value_parse(const char *s, struct set_value *v, char *err, size_t errlen)
 {
 	char *copy, *tok, *save = NULL;
 	bool have_min = false, have_max = false;
 	int r = -1;
 
-	g->min_kbps = g->max_kbps = 0;
-	if (!strncmp(s, "weight=", 7)) {
-		*is_range = false;
-		return group_value_parse(s + 7, POL_WEIGHT, g, err, errlen);
-	}
-	if (strncmp(s, "min=", 4) && strncmp(s, "max=", 4)) {
-		ERR("expected weight=W or min=MIN,max=MAX, not '%s'", s);
-		return -1;
-	}
-	*is_range = true;
+	memset(v, 0, sizeof(*v));
 	copy = xstrdup(s);
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (!strncmp(tok, "min=", 4) && !have_min) {
-			have_min = true;
-			if (parse_kbps(tok + 4, &g->min_kbps)) {
-				ERR("min must be a bandwidth in KB/s (suffix k, m or g allowed), not '%s'",
-				    tok + 4);
-				goto out;
-			}
-		} else if (!strncmp(tok, "max=", 4) && !have_max) {
-			have_max = true;
-			if (parse_kbps(tok + 4, &g->max_kbps)) {
-				ERR("max must be a bandwidth in KB/s (suffix k, m or g allowed), not '%s'",
-				    tok + 4);
-				goto out;
-			}
-		} else {
-			ERR("expected weight=W or min=MIN,max=MAX, not '%s'", s);
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (set_token_parse(tok, v, &have_min, &have_max, err, errlen))
 			goto out;
-		}
+	if (!v->has_weight && !v->has_range && !v->limits_given) {
+		ERR("expected weight=W, min=MIN,max=MAX or limits (riops=500,wbps=20M), not '%s'",
+		    s);
+		goto out;
 	}
-	if (g->max_kbps && g->min_kbps > g->max_kbps) {
-		ERR("min %u KB/s is above max %u KB/s", g->min_kbps, g->max_kbps);
+	if (v->has_weight && v->has_range) {
+		ERR("a weight and a range at once: set one, then the other");
+		goto out;
+	}
+	if (v->g.max_kbps && v->g.min_kbps > v->g.max_kbps) {
+		ERR("min %u KB/s is above max %u KB/s", v->g.min_kbps, v->g.max_kbps);
 		goto out;
 	}
 	r = 0;
@@ -708,11 +896,22 @@ out:
 	return r;
 }
 
+/* Whether @s, up to its end or a '/', is a weight or MIN:MAX: digits and ':' */
+static bool starts_value(const char *s)
+{
+	size_t n = strcspn(s, "/");
+
+	return n && strspn(s, "0123456789:kKmMgG") == n;
+}
+
 int split_spec_value(const char *s, char **spec, char **value)
 {
-	const char *eq = strrchr(s, '=');
+	const char *eq;
 
-	if (!eq || eq == s || !eq[1])
+	for (eq = strchr(s, '='); eq; eq = strchr(eq + 1, '='))
+		if (eq != s && starts_value(eq + 1))
+			break;
+	if (!eq)
 		return -1;
 	*spec = xasprintf("%.*s", (int)(eq - s), s);
 	*value = xstrdup(eq + 1);

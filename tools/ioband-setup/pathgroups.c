@@ -139,36 +139,44 @@ void pg_write(FILE *f, const struct pg_state *s)
 {
 	size_t i;
 
-	fprintf(f, "# ioband-setup state (ioband-setup(8)): DEVICE CGROUP-PATH WEIGHT MIN-KB/s MAX-KB/s ID IO.WEIGHT\n");
+	fprintf(f, "# ioband-setup state (ioband-setup(8)): DEVICE CGROUP-PATH WEIGHT MIN-KB/s MAX-KB/s ID IO.WEIGHT LIMITS\n");
 	for (i = 0; i < s->n; i++) {
 		const struct pg_entry *e = &s->e[i];
+		char lim[LIMITS_TEXT_MAX];
 
 		tab_put_field(f, e->dev);
 		fputc(' ', f);
 		tab_put_field(f, e->path);
-		fprintf(f, " %u %u %u %lld %u\n", e->weight, e->min_kbps, e->max_kbps,
-			(long long)e->id, e->ioweight);
+		limits_format(e->limit, limits_set(e->limit), ',', lim, sizeof(lim));
+		fprintf(f, " %u %u %u %lld %u %s\n", e->weight, e->min_kbps, e->max_kbps,
+			(long long)e->id, e->ioweight, *lim ? lim : "-");
 	}
 }
 
 int pg_parse_line(struct pg_state *s, const char *line, int lineno, char *err, size_t errlen)
 {
-	char *copy = xstrdup(line), *f[8], *save = NULL, *p;
+	char *copy = xstrdup(line), *f[9], *save = NULL, *p;
+	uint64_t id, lim[LIM_NR] = { 0 };
 	uint32_t w, mn, mx, iow;
-	uint64_t id;
+	unsigned int given;
 	int n = 0, r = -1;
 
 	p = strchr(copy, '#');
 	if (p)
 		*p = '\0';
-	for (p = strtok_r(copy, " \t\n", &save); p && n < 8; p = strtok_r(NULL, " \t\n", &save))
+	for (p = strtok_r(copy, " \t\n", &save); p && n < 9; p = strtok_r(NULL, " \t\n", &save))
 		f[n++] = p;
 	if (!n) {
 		r = 0;
 		goto out;
 	}
-	if (n != 7) {
-		ERR("line %d: expected 7 fields, found %d", lineno, n);
+	/* the limits came later: a state of 7 fields has none */
+	if (n != 7 && n != 8) {
+		ERR("line %d: expected 8 fields, found %d", lineno, n);
+		goto out;
+	}
+	if (n == 8 && strcmp(f[7], "-") && limits_parse(f[7], lim, &given, NULL, 0)) {
+		ERR("line %d: bad limits '%s'", lineno, f[7]);
 		goto out;
 	}
 	if (tab_unescape(f[0]) || tab_unescape(f[1]) || f[1][0] != '/' ||
@@ -194,6 +202,7 @@ int pg_parse_line(struct pg_state *s, const char *line, int lineno, char *err, s
 		e->max_kbps = mx;
 		e->id = id;
 		e->ioweight = iow;
+		memcpy(e->limit, lim, sizeof(lim));
 	}
 	r = 1;
 out:
@@ -205,6 +214,8 @@ out:
 static bool settings_match(const struct ioband_table *t, const struct group_conf *g,
 			   const struct pg_entry *e)
 {
+	if (memcmp(g->limit, e->limit, sizeof(g->limit)))
+		return false;
 	if (t->policy == POL_RANGE_BW)
 		return g->min_kbps == e->min_kbps && g->max_kbps == e->max_kbps;
 	return g->weight == e->weight;
@@ -235,6 +246,13 @@ size_t pg_plan(struct pg_entry *e, const struct ioband_table *t, int64_t cur,
 	if (g || e->min_kbps || e->max_kbps)
 		snprintf(msgs[n++], PG_MSG_LEN, "range-bw %lld:%u:%u", (long long)cur,
 			 e->min_kbps, e->max_kbps);
+	/* every kind, "max" where none is set, so that none stays behind */
+	if ((g && memcmp(g->limit, e->limit, sizeof(e->limit))) || limits_set(e->limit)) {
+		char lim[LIMITS_TEXT_MAX];
+
+		limits_format(e->limit, (1U << LIM_NR) - 1, ',', lim, sizeof(lim));
+		snprintf(msgs[n++], PG_MSG_LEN, "limit %lld/%s", (long long)cur, lim);
+	}
 	return n;
 }
 

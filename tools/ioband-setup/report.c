@@ -41,7 +41,9 @@ const size_t list_ncols = sizeof(list_cols) / sizeof(list_cols[0]);
 	{ "min_kbps", "MIN-KB/s", true, false, "its minimum bandwidth in KB/s (range-bw)" }, \
 	{ "max_kbps", "MAX-KB/s", true, false, "its maximum bandwidth in KB/s, 0: none (range-bw)" }, \
 	{ "range", "RANGE-KB/s", true, false, \
-	  "MIN:MAX in KB/s (range-bw, whose default set has it for weight)" }
+	  "MIN:MAX in KB/s (range-bw, whose default set has it for weight)" }, \
+	{ "limits", "LIMITS", false, false, \
+	  "its limits, io.max's kinds, KEY=VALUE,... (-: none; in the default set when a group has one)" }
 
 const struct report_col group_cols[] = {
 	GROUP_CONF_COLS,

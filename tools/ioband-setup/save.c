@@ -39,13 +39,17 @@ static void opt_add(struct opt_writer *w, const char *fmt, ...)
 	w->any = true;
 }
 
+/* group=SPEC=VALUE, the limits after a '/' each (iobandtab's ',' is taken) */
 static void opt_group(struct opt_writer *w, const char *spec, enum policy pol,
-		      uint32_t weight, uint32_t min, uint32_t max)
+		      uint32_t weight, uint32_t min, uint32_t max, const uint64_t *limit)
 {
+	char lim[LIMITS_TEXT_MAX];
+
+	limits_format(limit, limits_set(limit), '/', lim, sizeof(lim));
 	if (pol == POL_RANGE_BW)
-		opt_add(w, "group=%s=%u:%u", spec, min, max);
+		opt_add(w, "group=%s=%u:%u%s%s", spec, min, max, *lim ? "/" : "", lim);
 	else
-		opt_add(w, "group=%s=%u", spec, weight);
+		opt_add(w, "group=%s=%u%s%s", spec, weight, *lim ? "/" : "", lim);
 }
 
 /*
@@ -67,10 +71,15 @@ static int write_options(FILE *f, const struct dev_state *d, const char *default
 		opt_add(&w, "type=%s", gtype_names[t->type]);
 	if (t->policy != DEFAULT_POLICY)
 		opt_add(&w, "policy=%s", policy_names[t->policy]);
-	if (t->policy != POL_RANGE_BW && t->def.weight != DEFAULT_WEIGHT)
+	/* the default group's limits go with its weight or range */
+	if (limits_set(t->def.limit))
+		opt_group(&w, "default", t->policy, t->def.weight, t->def.min_kbps,
+			  t->def.max_kbps, t->def.limit);
+	else if (t->policy != POL_RANGE_BW && t->def.weight != DEFAULT_WEIGHT)
 		opt_add(&w, "weight=%u", t->def.weight);
-	if (t->policy == POL_RANGE_BW && (t->def.min_kbps || t->def.max_kbps))
-		opt_group(&w, "default", t->policy, 0, t->def.min_kbps, t->def.max_kbps);
+	else if (t->policy == POL_RANGE_BW && (t->def.min_kbps || t->def.max_kbps))
+		opt_group(&w, "default", t->policy, 0, t->def.min_kbps, t->def.max_kbps,
+			  t->def.limit);
 	if (t->io_throttle)
 		opt_add(&w, "io-throttle=%u", t->io_throttle);
 	if (t->io_limit != 128)
@@ -94,7 +103,7 @@ static int write_options(FILE *f, const struct dev_state *d, const char *default
 			free(name);
 			name = xasprintf("%lld", (long long)g->id);
 		}
-		opt_group(&w, name, t->policy, g->weight, g->min_kbps, g->max_kbps);
+		opt_group(&w, name, t->policy, g->weight, g->min_kbps, g->max_kbps, g->limit);
 		free(name);
 	}
 	/* groups given by paths no cgroup has now */
@@ -107,7 +116,8 @@ static int write_options(FILE *f, const struct dev_state *d, const char *default
 			return errorf(EX_FAIL, "%s: the cgroup path %s has a ',', which iobandtab cannot hold",
 				      d->name, pe->path);
 		}
-		opt_group(&w, pe->path, t->policy, pe->weight, pe->min_kbps, pe->max_kbps);
+		opt_group(&w, pe->path, t->policy, pe->weight, pe->min_kbps, pe->max_kbps,
+			  pe->limit);
 	}
 	if (e && e->nofail)
 		opt_add(&w, "nofail");
@@ -143,7 +153,8 @@ static bool up_to_date(const struct tab_entry *e, const struct dev_state *d,
 		n++;
 		b = pg_find(&paths, "", a->path);
 		if (!b || (d->t.policy == POL_RANGE_BW ? a->min_kbps != b->min_kbps ||
-			   a->max_kbps != b->max_kbps : a->weight != b->weight))
+			   a->max_kbps != b->max_kbps : a->weight != b->weight) ||
+		    memcmp(a->limit, b->limit, sizeof(a->limit)))
 			same = false;
 	}
 	same = same && n == paths.n;

@@ -86,7 +86,7 @@ int cmd_list(int argc, char **argv)
 static void report_group_settings(struct report *r, const struct group_conf *c, bool range)
 {
 	uint32_t min = c ? c->min_kbps : 0, max = c ? c->max_kbps : 0;
-	char buf[32];
+	char buf[32], lim[LIMITS_TEXT_MAX] = "";
 
 	if (range) {
 		report_cell(r, "-", NULL);
@@ -100,6 +100,25 @@ static void report_group_settings(struct report *r, const struct group_conf *c, 
 		report_cell(r, "-", NULL);
 		report_cell(r, "-", NULL);
 	}
+	if (c)
+		limits_format(c->limit, limits_set(c->limit), ',', lim, sizeof(lim));
+	report_str(r, *lim ? lim : NULL);
+}
+
+/* @def, and the limits column after it when a group of @t or @ps has limits */
+static const char *default_cols(const char *def, const struct ioband_table *t,
+				const struct pg_state *ps, const char *dev, char *buf,
+				size_t len)
+{
+	bool any = limits_set(t->def.limit);
+	size_t i;
+
+	for (i = 0; i < t->ngroups; i++)
+		any = any || limits_set(t->groups[i].limit);
+	for (i = 0; ps && i < ps->n; i++)
+		any = any || (!strcmp(ps->e[i].dev, dev) && limits_set(ps->e[i].limit));
+	snprintf(buf, len, "%s%s", def, any ? ",limits" : "");
+	return buf;
 }
 
 /* ...and a new row with the group's id, name and settings. */
@@ -163,6 +182,7 @@ static bool pg_waiting(const struct pg_entry *e, const struct dev_state *d)
 static void show_json_groups(const struct report *r, const struct dev_state *d,
 			     const struct pg_state *ps)
 {
+	char lim[LIMITS_TEXT_MAX];
 	size_t i, nwait = 0;
 
 	printf(",\"groups\":");
@@ -175,8 +195,14 @@ static void show_json_groups(const struct report *r, const struct dev_state *d,
 			continue;
 		printf("%s{\"path\":", nwait++ ? "," : "");
 		json_string(stdout, e->path);
-		printf(",\"weight\":%u,\"min_kbps\":%u,\"max_kbps\":%u}", e->weight,
+		limits_format(e->limit, limits_set(e->limit), ',', lim, sizeof(lim));
+		printf(",\"weight\":%u,\"min_kbps\":%u,\"max_kbps\":%u,\"limits\":", e->weight,
 		       e->min_kbps, e->max_kbps);
+		if (*lim)
+			json_string(stdout, lim);
+		else
+			printf("null");
+		printf("}");
 	}
 	printf("]}\n");
 }
@@ -191,6 +217,8 @@ static void show_waiting_rows(struct report *r, const struct dev_state *d,
 		const struct pg_entry *e = &ps->e[i];
 		struct group_conf c = { .weight = e->weight, .min_kbps = e->min_kbps,
 					.max_kbps = e->max_kbps };
+
+		memcpy(c.limit, e->limit, sizeof(c.limit));
 
 		if (!pg_waiting(e, d))
 			continue;
@@ -259,7 +287,7 @@ int cmd_show(int argc, char **argv)
 	struct dev_state d;
 	struct ioband_status s;
 	struct diff_names dn = { 0 };
-	char name[DM_NAME_MAX + 1], *below, *members;
+	char name[DM_NAME_MAX + 1], *below, *members, cols[256];
 	uint64_t wsum;
 	size_t i;
 	bool help, range, listed;
@@ -291,14 +319,15 @@ int cmd_show(int argc, char **argv)
 		return rc;
 	}
 	range = d.t.policy == POL_RANGE_BW;
+	dn.dev = d.name;
+	state_load(&dn.s);
 	rc = report_open(group_cols, group_ncols,
-			 range ? GROUP_DEFAULT_RANGE : GROUP_DEFAULT_WEIGHT, &ro, &r);
+			 default_cols(range ? GROUP_DEFAULT_RANGE : GROUP_DEFAULT_WEIGHT, &d.t,
+				      &dn.s, d.name, cols, sizeof(cols)), &ro, &r);
 	if (rc)
 		goto out;
 	below = devstr_name(d.t.device);
 	wsum = dg_weight_sum(d.t.dg, &d, &members);
-	dn.dev = d.name;
-	state_load(&dn.s);
 	for (i = 0; i < s.ngroups; i++) {
 		const struct group_stats *g = &s.groups[i];
 		const struct group_conf *c = group_conf_of(&d.t, g->id);
@@ -414,10 +443,12 @@ static int top_report(const char *name, const struct ioband_table *t,
 	size_t i;
 	struct timespec wall;
 	struct report *r;
+	char cols[256];
 	int rc;
 
 	rc = report_open(top_cols, top_ncols,
-			 t->policy == POL_RANGE_BW ? TOP_DEFAULT_RANGE : TOP_DEFAULT_WEIGHT, ro, &r);
+			 default_cols(t->policy == POL_RANGE_BW ? TOP_DEFAULT_RANGE :
+				      TOP_DEFAULT_WEIGHT, t, NULL, name, cols, sizeof(cols)), ro, &r);
 	if (rc)
 		return rc;
 	clock_gettime(CLOCK_REALTIME, &wall);

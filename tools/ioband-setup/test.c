@@ -136,54 +136,112 @@ static void test_specs(void)
 
 static void test_values(void)
 {
+	struct set_value v;
 	struct group_conf g;
-	bool range;
-	char err[256];
+	char err[256], buf[LIMITS_TEXT_MAX];
+	unsigned int given;
 
-	CHECK(!set_value_parse("weight=400", &range, &g, err, sizeof(err)) && !range &&
-	      g.weight == 400, "weight=400");
-	CHECK(set_value_parse("weight=0", &range, &g, err, sizeof(err)) &&
+	CHECK(!set_value_parse("weight=400", &v, err, sizeof(err)) && v.has_weight &&
+	      !v.has_range && !v.limits_given && v.g.weight == 400, "weight=400");
+	CHECK(set_value_parse("weight=0", &v, err, sizeof(err)) &&
 	      strstr(err, "1 to 10000"), "weight=0: %s", err);
-	CHECK(set_value_parse("weight=10001", &range, &g, err, sizeof(err)), "weight=10001");
-	CHECK(set_value_parse("weight=+5", &range, &g, err, sizeof(err)), "weight=+5");
-	CHECK(set_value_parse("weight=", &range, &g, err, sizeof(err)), "weight=");
-	CHECK(set_value_parse("400", &range, &g, err, sizeof(err)) &&
-	      strstr(err, "expected weight=W or min=MIN,max=MAX"), "bare 400: %s", err);
-	CHECK(!set_value_parse("min=100,max=200", &range, &g, err, sizeof(err)) && range &&
-	      g.min_kbps == 100 && g.max_kbps == 200, "min,max");
-	CHECK(!set_value_parse("max=2m,min=1k", &range, &g, err, sizeof(err)) && range &&
-	      g.min_kbps == 1 && g.max_kbps == 2048, "max,min with suffixes");
-	CHECK(!set_value_parse("min=1G", &range, &g, err, sizeof(err)) &&
-	      g.min_kbps == 1048576 && g.max_kbps == 0, "min only");
-	CHECK(!set_value_parse("max=0", &range, &g, err, sizeof(err)) && g.max_kbps == 0, "max=0");
-	CHECK(set_value_parse("min=300,max=200", &range, &g, err, sizeof(err)) &&
+	CHECK(set_value_parse("weight=10001", &v, err, sizeof(err)), "weight=10001");
+	CHECK(set_value_parse("weight=+5", &v, err, sizeof(err)), "weight=+5");
+	CHECK(set_value_parse("weight=", &v, err, sizeof(err)), "weight=");
+	CHECK(set_value_parse("400", &v, err, sizeof(err)) &&
+	      strstr(err, "expected weight=W, min=MIN,max=MAX or limits (KEY=VALUE"),
+	      "bare 400: %s", err);
+	CHECK(!set_value_parse("min=100,max=200", &v, err, sizeof(err)) && v.has_range &&
+	      v.g.min_kbps == 100 && v.g.max_kbps == 200, "min,max");
+	CHECK(!set_value_parse("max=2m,min=1k", &v, err, sizeof(err)) && v.has_range &&
+	      v.g.min_kbps == 1 && v.g.max_kbps == 2048, "max,min with suffixes");
+	CHECK(!set_value_parse("min=1G", &v, err, sizeof(err)) &&
+	      v.g.min_kbps == 1048576 && v.g.max_kbps == 0, "min only");
+	CHECK(!set_value_parse("max=0", &v, err, sizeof(err)) && v.g.max_kbps == 0, "max=0");
+	CHECK(set_value_parse("min=300,max=200", &v, err, sizeof(err)) &&
 	      strstr(err, "above max"), "min above max: %s", err);
-	CHECK(set_value_parse("min=1,min=2", &range, &g, err, sizeof(err)), "min twice");
-	CHECK(set_value_parse("min=1,weight=2", &range, &g, err, sizeof(err)), "mixed");
-	CHECK(set_value_parse("min=5t", &range, &g, err, sizeof(err)), "bad suffix");
-	CHECK(set_value_parse("min=4096g", &range, &g, err, sizeof(err)), "overflow");
+	CHECK(set_value_parse("min=1,min=2", &v, err, sizeof(err)) &&
+	      strstr(err, "min given twice"), "min twice: %s", err);
+	CHECK(set_value_parse("min=1,weight=2", &v, err, sizeof(err)) &&
+	      strstr(err, "a weight and a range"), "mixed: %s", err);
+	CHECK(set_value_parse("min=5t", &v, err, sizeof(err)), "bad suffix");
+	CHECK(set_value_parse("min=4096g", &v, err, sizeof(err)), "overflow");
+
+	/* limits: systemd's suffixes are powers of 1000; "max" is none */
+	CHECK(!set_value_parse("riops=500,wbps=20M", &v, err, sizeof(err)) && !v.has_weight &&
+	      !v.has_range && v.limits_given == (1U << LIM_RIOPS | 1U << LIM_WBPS) &&
+	      v.g.limit[LIM_RIOPS] == 500 && v.g.limit[LIM_WBPS] == 20000000,
+	      "riops=500,wbps=20M: %s", err);
+	CHECK(!set_value_parse("weight=300,rbps=1K,bps=2G,iops=3T,wiops=max,burst=1000", &v, err,
+			       sizeof(err)) && v.has_weight && v.g.weight == 300 &&
+	      v.g.limit[LIM_RBPS] == 1000 && v.g.limit[LIM_BPS] == 2000000000ULL &&
+	      v.g.limit[LIM_IOPS] == 3000000000000ULL && !v.g.limit[LIM_WIOPS] &&
+	      (v.limits_given & 1U << LIM_WIOPS) && v.g.limit[LIM_BURST] == 1000,
+	      "weight with limits: %s", err);
+	CHECK(!set_value_parse("min=100,riops=5", &v, err, sizeof(err)) && v.has_range &&
+	      v.g.limit[LIM_RIOPS] == 5, "a range with a limit");
+	CHECK(set_value_parse("riops=5,riops=6", &v, err, sizeof(err)) &&
+	      strstr(err, "riops given twice"), "riops twice: %s", err);
+	CHECK(set_value_parse("riops=0", &v, err, sizeof(err)) && strstr(err, "1 to 2^50"),
+	      "riops=0: %s", err);
+	CHECK(set_value_parse("rbps=1125899906842625", &v, err, sizeof(err)), "rbps past 2^50");
+	CHECK(!set_value_parse("rbps=1125899906842624", &v, err, sizeof(err)), "rbps 2^50");
+	CHECK(set_value_parse("rbps=2000T", &v, err, sizeof(err)), "rbps 2000T past 2^50");
+	CHECK(set_value_parse("rbps=20m", &v, err, sizeof(err)), "lower-case suffix");
+	CHECK(set_value_parse("burst=60001", &v, err, sizeof(err)) && strstr(err, "0 to 60000"),
+	      "burst past a minute: %s", err);
+	CHECK(set_value_parse("burst=max", &v, err, sizeof(err)), "burst=max");
+	CHECK(set_value_parse("rlimit=5", &v, err, sizeof(err)) &&
+	      strstr(err, "KEY one of bps rbps wbps iops riops wiops burst), not 'rlimit=5'"),
+	      "unknown key: %s", err);
+	limits_format(v.g.limit, 0, ',', buf, sizeof(buf));
+	CHECK(!*buf, "no limit given: '%s'", buf);
+	CHECK(!set_value_parse("wiops=max,rbps=7,burst=0", &v, err, sizeof(err)), "for format");
+	limits_format(v.g.limit, v.limits_given, ',', buf, sizeof(buf));
+	CHECK(!strcmp(buf, "rbps=7,wiops=max,burst=0"), "formatted in the kernel's order: '%s'",
+	      buf);
+	limits_format(v.g.limit, limits_set(v.g.limit), '/', buf, sizeof(buf));
+	CHECK(!strcmp(buf, "rbps=7"), "only those set: '%s'", buf);
+	CHECK(!limits_parse("rbps=1/wiops=2,burst=3", g.limit, &given, err, sizeof(err)) &&
+	      given == (1U << LIM_RBPS | 1U << LIM_WIOPS | 1U << LIM_BURST),
+	      "'/' and ',' both separate");
 
 	CHECK(!group_value_parse("100:0", POL_RANGE_BW, &g, err, sizeof(err)) &&
 	      g.min_kbps == 100 && !g.max_kbps, "range value");
 	CHECK(group_value_parse("100", POL_RANGE_BW, &g, err, sizeof(err)) &&
 	      strstr(err, "MIN:MAX"), "range value without colon");
 	CHECK(!group_value_parse("10000", POL_WEIGHT_IOSIZE, &g, err, sizeof(err)) &&
-	      g.weight == 10000, "weight value");
+	      g.weight == 10000 && !limits_set(g.limit), "weight value");
+	CHECK(!group_value_parse("400/riops=500/wbps=20M", POL_WEIGHT_TIME, &g, err,
+				 sizeof(err)) && g.weight == 400 && g.limit[LIM_RIOPS] == 500 &&
+	      g.limit[LIM_WBPS] == 20000000, "weight value with limits: %s", err);
+	CHECK(!group_value_parse("0:100/iops=5", POL_RANGE_BW, &g, err, sizeof(err)) &&
+	      g.max_kbps == 100 && g.limit[LIM_IOPS] == 5, "range value with limits");
+	CHECK(group_value_parse("400/", POL_WEIGHT, &g, err, sizeof(err)) &&
+	      strstr(err, "no limits"), "'/' and nothing: %s", err);
 
 	{
-		char *sp, *v;
+		char *sp, *val;
 
-		CHECK(!split_spec_value("web=400", &sp, &v) && !strcmp(sp, "web") &&
-		      !strcmp(v, "400"), "split");
+		CHECK(!split_spec_value("web=400", &sp, &val) && !strcmp(sp, "web") &&
+		      !strcmp(val, "400"), "split");
 		free(sp);
-		free(v);
-		CHECK(!split_spec_value("a=b=5", &sp, &v) && !strcmp(sp, "a=b") &&
-		      !strcmp(v, "5"), "split at the last '='");
+		free(val);
+		CHECK(!split_spec_value("a=b=5", &sp, &val) && !strcmp(sp, "a=b") &&
+		      !strcmp(val, "5"), "split at the '=' a value follows");
 		free(sp);
-		free(v);
-		CHECK(split_spec_value("web", &sp, &v), "no '='");
-		CHECK(split_spec_value("=5", &sp, &v), "no spec");
-		CHECK(split_spec_value("web=", &sp, &v), "no value");
+		free(val);
+		CHECK(!split_spec_value("a=b=5/riops=5/wbps=2M", &sp, &val) && !strcmp(sp, "a=b") &&
+		      !strcmp(val, "5/riops=5/wbps=2M"), "split before the limits");
+		free(sp);
+		free(val);
+		CHECK(!split_spec_value("/x/a=b/c=0:100", &sp, &val) && !strcmp(sp, "/x/a=b/c") &&
+		      !strcmp(val, "0:100"), "a path with '=' and '/'");
+		free(sp);
+		free(val);
+		CHECK(split_spec_value("web", &sp, &val), "no '='");
+		CHECK(split_spec_value("=5", &sp, &val), "no spec");
+		CHECK(split_spec_value("web=", &sp, &val), "no value");
 	}
 }
 
@@ -244,6 +302,33 @@ static void test_tables(void)
 		      "rbps=1 rseqiops=2 rrandiops=3 wbps=4 wseqiops=5 wrandiops=6"),
 	      "cost model format: %s", f);
 	free(f);
+	table_free(&u);
+	/* limits after a group's value: read, printed back as the kernel prints them */
+	CHECK(!table_parse("8:16 d 0 128 cgroup weight 256 :100/wiops=5 5:400/riops=500,wbps=7,burst=10 "
+			   "6:7/bps=9 bandwidth=900", &u, err, sizeof(err)) && u.ngroups == 2 &&
+	      u.def.limit[LIM_WIOPS] == 5 && u.groups[0].limit[LIM_RIOPS] == 500 &&
+	      u.groups[0].limit[LIM_BURST] == 10 && u.bandwidth == 900, "limits: %s", err);
+	table_free(&u);
+	CHECK(table_parse("8:16 d 0 128 cgroup weight 256 :100 5:400/riops=500,wbps=7,burst=10 "
+			  "6:0:0/bps=9", &u, err, sizeof(err)) && strstr(err, "weight must be"),
+	      "a range in a weight table: %s", err);
+	CHECK(!table_parse("8:16 d 0 128 cgroup weight 256 :100/wiops=5 5:400/riops=500,wbps=7,burst=10",
+			   &u, err, sizeof(err)), "limits: %s", err);
+	f = table_format(&u);
+	CHECK(!strcmp(f, "8:16 d 0 128 cgroup weight 256 :100/wiops=5 5:400/wbps=7,riops=500,burst=10"),
+	      "limits format: %s", f);
+	free(f);
+	{
+		struct ioband_table w;
+
+		CHECK(!table_parse("8:16 d 0 128 cgroup weight 256 :100 5:400/riops=600", &w, err,
+				   sizeof(err)), "other limits: %s", err);
+		d = table_diff(&u, &w, NULL, NULL);
+		CHECK(d && !strcmp(d, "default group limits none, group 5 limits riops=600"),
+		      "limits diff: %s", d ? d : "(none)");
+		free(d);
+		table_free(&w);
+	}
 	table_free(&u);
 	CHECK(table_parse("8:16 d 0 0 none weight-time 0 rbps=1", &u, err, sizeof(err)) &&
 	      strstr(err, "needs all"), "partial model: %s", err);
@@ -616,6 +701,18 @@ static void test_pathgroups(void)
 	e->weight = DEFAULT_WEIGHT;
 	e->min_kbps = e->max_kbps = 0;
 	plan_is(e, "1:1 c 0 128 cgroup weight 256 :100", 9, "attach 9", 9);
+	/* limits: sent whole (every kind, max where none), unless the table has them */
+	e->limit[LIM_RIOPS] = 500;
+	plan_is(e, "1:1 c 0 128 cgroup weight 256 :100", 9,
+		"attach 9, limit 9/bps=max,rbps=max,wbps=max,iops=max,riops=500,wiops=max,burst=0", 9);
+	plan_is(e, "1:1 c 0 128 cgroup weight 256 :100 9:100/riops=500", 9, "", 9);
+	plan_is(e, "1:1 c 0 128 cgroup weight 256 :100 9:100/riops=500,wbps=7", 9,
+		"weight 9:100, range-bw 9:0:0, limit 9/bps=max,rbps=max,wbps=max,iops=max,riops=500,wiops=max,burst=0",
+		9);
+	e->limit[LIM_RIOPS] = 0;
+	plan_is(e, "1:1 c 0 128 cgroup weight 256 :100 9:100/riops=500", 9,
+		"weight 9:100, range-bw 9:0:0, limit 9/bps=max,rbps=max,wbps=max,iops=max,riops=max,wiops=max,burst=0",
+		9);
 
 	/* the state file: written, read back the same; escapes; errors */
 	e = pg_add(&s, "d", "/a b#\\c");
@@ -623,11 +720,14 @@ static void test_pathgroups(void)
 	e->min_kbps = 1;
 	e->max_kbps = 2;
 	e->id = 77;
+	e->limit[LIM_WBPS] = 20000000;
+	e->limit[LIM_BURST] = 100;
 	CHECK(pg_add(&s, "d", "/a b#\\c") == e && s.n == 2, "pg_add finds the entry");
 	f = open_memstream(&buf, &len);
 	pg_write(f, &s);
 	fclose(f);
-	CHECK(strstr(buf, "\nc /web 100 0 0 9 0\nd /a\\040b\\043\\134c 5 1 2 77 0\n"), "%s", buf);
+	CHECK(strstr(buf, "\nc /web 100 0 0 9 0 -\nd /a\\040b\\043\\134c 5 1 2 77 0 wbps=20000000,burst=100\n"),
+	      "%s", buf);
 	{
 		struct pg_state r = { 0 };
 		char *line, *save = NULL;
@@ -637,7 +737,14 @@ static void test_pathgroups(void)
 			bad += pg_parse_line(&r, line, ++n, err, sizeof(err)) < 0;
 		e = pg_find(&r, "d", "/a b#\\c");
 		CHECK(!bad && r.n == 2 && e && e->weight == 5 && e->min_kbps == 1 && e->max_kbps == 2 &&
-		      e->id == 77 && pg_find_id(&r, "c", 9), "read back: %zu entries", r.n);
+		      e->id == 77 && e->limit[LIM_WBPS] == 20000000 && e->limit[LIM_BURST] == 100 &&
+		      limits_set(e->limit) == (1U << LIM_WBPS | 1U << LIM_BURST) &&
+		      pg_find_id(&r, "c", 9), "read back: %zu entries", r.n);
+		CHECK(pg_parse_line(&r, "c /old 100 0 0 9 0", 9, err, sizeof(err)) == 1 &&
+		      !limits_set(pg_find(&r, "c", "/old")->limit), "a state before limits: %s", err);
+		pg_drop(&r, pg_find(&r, "c", "/old"));
+		CHECK(pg_parse_line(&r, "c /x 1 0 0 9 0 riops=0", 9, err, sizeof(err)) < 0 &&
+		      strstr(err, "bad limits"), "%s", err);
 		CHECK(pg_parse_line(&r, "c /web 100 0 0 9 0", 9, err, sizeof(err)) < 0 &&
 		      strstr(err, "given twice"), "%s", err);
 		CHECK(pg_parse_line(&r, "c web 100 0 0 9 0", 9, err, sizeof(err)) < 0, "relative path");
@@ -645,7 +752,7 @@ static void test_pathgroups(void)
 		CHECK(pg_parse_line(&r, "c /x 1 5 4 9 0", 9, err, sizeof(err)) < 0, "min above max");
 		CHECK(pg_parse_line(&r, "c /x 1 0 0 9 10001", 9, err, sizeof(err)) < 0, "io.weight");
 		CHECK(pg_parse_line(&r, "c /x 1 0 0 9", 9, err, sizeof(err)) < 0 &&
-		      strstr(err, "expected 7 fields"), "%s", err);
+		      strstr(err, "expected 8 fields"), "%s", err);
 		CHECK(pg_parse_line(&r, "  # note", 9, err, sizeof(err)) == 0, "comment");
 		pg_add(&r, "e", "/z");
 		pg_drop(&r, pg_find(&r, "c", "/web"));

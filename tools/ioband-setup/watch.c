@@ -183,6 +183,7 @@ int state_replace_dev(const char *dev, const struct pg_state *paths)
 			e->weight = paths->e[i].weight;
 			e->min_kbps = paths->e[i].min_kbps;
 			e->max_kbps = paths->e[i].max_kbps;
+			memcpy(e->limit, paths->e[i].limit, sizeof(e->limit));
 			e->id = paths->e[i].id;
 		}
 		rc = state_save(&s);

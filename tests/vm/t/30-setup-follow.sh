@@ -1,7 +1,7 @@
 #!/bin/bash
 # ioband-setup watch: a cgroup group given by path follows its path.  A
 # cgroup removed and made again (what systemd does on a service restart)
-# keeps its weight: its I/O is counted in the group of its new id, none in
+# keeps its weight and limits: its I/O is counted in the group of its new id, none in
 # the default group, and the old id is detached; a group configured before
 # its cgroup exists is attached when it appears; the watcher started after
 # a re-creation (its initial scan) fixes the device; a live 'set' survives
@@ -18,14 +18,14 @@ rm -f /run/ioband/groups
 nb=$(nullb_create sf0 16)
 web=$(cg_create sf-web)
 id0=$(stat -c %i "$web")
-expect 0 ioband-setup create sf "$nb" -t cgroup -g sf-web=300 -g sf-later=200
+expect 0 ioband-setup create sf "$nb" -t cgroup -g sf-web=300 -g sf-later=200/wiops=9
 on_exit "dmsetup remove sf"
 contains "sf: no cgroup /sf-later yet: its group is attached when it appears (while ioband-setup watch runs)"
 contains "type cgroup, policy weight-time, 1 group attached"
 assert_eq "$(dmsetup table sf | cut -d' ' -f11-)" ":100 $id0:300" "the table before the watcher"
 expect 0 ioband-setup show sf
 set -- $(echo "$out" | awk '$1 == "waiting"')
-assert_eq "$2 $3 $5 $6 $7" "/sf-later 200 (no cgroup yet)" "show's group waiting for its cgroup"
+assert_eq "$2 $3 $5 $6 $7 $8" "/sf-later 200 wiops=9 (no cgroup yet)" "show's group waiting for its cgroup, its limits last"
 watch_start "$TESTDIR/watch.log"
 groups_of() { dmsetup table sf | cut -d' ' -f11-; }
 has_groups() { [ "$(groups_of)" = "$1" ]; }
@@ -54,7 +54,7 @@ grep -Eq "^sf: /sf-web: detach $id0(, |$)" "$TESTDIR/watch.log" &&
 # ---- a group configured before its cgroup exists -------------------------------------
 later=$(cg_create sf-later)
 idl=$(stat -c %i "$later")
-until_ok 10 has_groups ":100 $id1:300 $idl:200"
+until_ok 10 has_groups ":100 $id1:300 $idl:200/wiops=9"
 dd_in sf-later 8
 assert_eq "$(gstat sf "$idl")" "8 64" "sf-later's reads"
 assert_eq "$(gstat sf default)" "0 0" "the default group's reads"
@@ -63,23 +63,23 @@ set -- $(echo "$out" | awk '$1 == '"$id1")
 assert_eq "$2 $3 $5" "/sf-web 300 16" "show names the path"
 
 # ---- a live set, then a restart: the new id gets the weight set ------------------------
-expect 0 ioband-setup set sf sf-web weight=50
+expect 0 ioband-setup set sf sf-web weight=50,riops=500,wbps=20M
 rmdir "$web"
 mkdir "$web"
 id2=$(stat -c %i "$web")
-until_ok 10 has_groups ":100 $idl:200 $id2:50"
+until_ok 10 has_groups ":100 $idl:200/wiops=9 $id2:50/wbps=20000000,riops=500"
 
 # ---- the watcher down while the cgroup is made again: its first scan ----------------------
 watch_stop
 rmdir "$web"
 mkdir "$web"
 id3=$(stat -c %i "$web")
-assert_eq "$(groups_of)" ":100 $idl:200 $id2:50" "the table while no watcher runs"
+assert_eq "$(groups_of)" ":100 $idl:200/wiops=9 $id2:50/wbps=20000000,riops=500" "the table while no watcher runs"
 expect 0 ioband-setup show sf
 set -- $(echo "$out" | awk '$1 == '"$id2")
 assert_eq "$2" "/sf-web" "show names the id of a removed cgroup by its path"
 watch_start "$TESTDIR/watch2.log"
-has_groups ":100 $idl:200 $id3:50" || fail "after the first scan: $(groups_of)"
+has_groups ":100 $idl:200/wiops=9 $id3:50/wbps=20000000,riops=500" || fail "after the first scan: $(groups_of)"
 
 # ---- detached by path: not attached again --------------------------------------------
 expect 0 ioband-setup detach sf sf-web
@@ -92,7 +92,7 @@ id4=$(stat -c %i "$web")
 rmdir "$later"
 mkdir "$later"
 idl2=$(stat -c %i "$later")
-until_ok 10 has_groups ":100 $idl2:200"
+until_ok 10 has_groups ":100 $idl2:200/wiops=9"
 expect 0 ioband-setup watch --once
 assert_eq "$out" "" "a reconcile with nothing to do"
 log "groups followed their paths; the new id attached ${took} ms after mkdir"

@@ -2,7 +2,7 @@
 # ioband-setup set, attach and detach on devices of every group type: GROUP
 # named by user or group name, id, pid, cgroup path in each form, or
 # default; the messages that reach the kernel (read back with dmsetup
-# table), ranges, names in show, I/O landing in the groups set up, and
+# table), ranges, limits, names in show, I/O landing in the groups set up, and
 # refused commands that change nothing.
 # timeout: 240
 # long: debug
@@ -44,13 +44,13 @@ contains "the default group is always there"
 expect 2 ioband-setup set u alice weight=0
 contains "weight must be a number from 1 to 10000, not '0'"
 expect 2 ioband-setup set u alice 300
-contains "expected weight=W or min=MIN,max=MAX, not '300'"
+contains "expected weight=W, min=MIN,max=MAX or limits (KEY=VALUE, KEY one of bps rbps wbps iops riops wiops burst), not '300'"
 expect 2 ioband-setup set u alice min=300,max=200
 contains "min 300 KB/s is above max 200 KB/s"
 expect 2 ioband-setup set u alice min=5x
 contains "min must be a bandwidth in KB/s"
 expect 2 ioband-setup set u alice
-contains "expected NAME GROUP and weight=W or min=MIN,max=MAX"
+contains "expected NAME GROUP and weight=W, min=MIN,max=MAX or limits (riops=500,wbps=20M)"
 expect 3 ioband-setup set u bob weight=5
 contains "no user named 'bob'"
 expect 2 ioband-setup set u 4294967295 weight=5
@@ -180,6 +180,33 @@ set -- $(echo "$out" | awk '$1 == '"$idab")
 assert_eq "$2" "-" "a removed cgroup has no name"
 expect 0 ioband-setup detach c "$idab"
 assert_eq "$(groups_of c)" ":100 $ida:210"
+
+# ---- limits: io.max's kinds, systemd's suffixes, only the keys given change -------------
+expect 0 ioband-setup set c sg-a riops=500,wbps=20M
+assert_eq "$out" "c: sg-a (id $ida), limits wbps=20000000,riops=500"
+assert_eq "$(groups_of c)" ":100 $ida:210/wbps=20000000,riops=500"
+expect 0 ioband-setup set c sg-a weight=300,wbps=max,burst=1000
+assert_eq "$(groups_of c)" ":100 $ida:300/riops=500,burst=1000"
+expect 0 ioband-setup set c default wiops=7K
+assert_eq "$(groups_of c)" ":100/wiops=7000 $ida:300/riops=500,burst=1000"
+expect 0 ioband-setup show c
+assert_eq "$(echo "$out" | awk '$1 == '"$ida"' { print $NF }')" "riops=500,burst=1000" \
+	"show's limits column"
+before=$(dmsetup table c)
+expect 2 ioband-setup set c sg-a riops=0
+contains "riops must be 1 to 2^50 a second (suffix K, M, G or T: powers of 1000) or max, not '0'"
+expect 2 ioband-setup set c sg-a riops=5,riops=6
+contains "limit riops given twice"
+expect 2 ioband-setup set c sg-a burst=70000
+contains "burst must be 0 to 60000 ms, not '70000'"
+expect 2 ioband-setup set c sg-a weight=5,min=1
+contains "a weight and a range at once"
+expect 2 ioband-setup attach c sg-a/b riops=5
+contains "attach takes weight=W; set a range or limits with 'set'"
+assert_eq "$(dmsetup table c)" "$before" "refused limits changed nothing"
+expect 0 ioband-setup set c sg-a riops=max,burst=0
+expect 0 ioband-setup set c default wiops=max
+assert_eq "$(groups_of c)" ":100 $ida:300" "every limit removed"
 
 # ---- none -----------------------------------------------------------------------------
 dmsetup message c 0 detach "$ida" && dmsetup message c 0 type none || fail "type none"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # ioband-setup save: live changes (set, attach, detach; a group by a path
 # no cgroup has yet; a device made by create) written back to iobandtab in
-# its syntax, comments and spacing kept, only the lines that differ
+# its syntax (limits too), comments and spacing kept, only the lines that differ
 # rewritten; save again and apply then have nothing to change; apply's
 # diff before the save names groups by path and name; after a "reboot"
 # (devices and state gone) apply brings back what was saved, a cost model
@@ -31,8 +31,8 @@ expect 0 ioband-setup apply "$tab"
 tables() { for n in ss-a ss-b ss-c; do echo "$n: $(dmsetup table $n 2>/dev/null | cut -d' ' -f4-)"; done; }
 
 # ---- live changes -------------------------------------------------------------------
-expect 0 ioband-setup set ss-a ss-web weight=250
-expect 0 ioband-setup set ss-a ss-later weight=30
+expect 0 ioband-setup set ss-a ss-web weight=250,riops=500,wbps=20M
+expect 0 ioband-setup set ss-a ss-later weight=30,wiops=9
 expect 0 ioband-setup detach ss-a ss-db
 expect 0 ioband-setup set ss-b alice weight=90
 expect 0 ioband-setup attach ss-b root weight=5
@@ -40,7 +40,7 @@ expect 0 ioband-setup create ss-c "$nb3" -t cgroup -g ss-web=10 --io-limit 32 \
 	--cost-model rbps=1000000,rseqiops=2000,rrandiops=300,wbps=400000,wseqiops=500,wrandiops=60
 # what apply would undo, by name
 expect 0 ioband-setup apply --dry-run "$tab"
-contains "ss-a: would reload (group /ss-web (id $idw) weight 250 -> 400)"
+contains "ss-a: would reload (group /ss-web (id $idw) weight 250 -> 400, group /ss-web (id $idw) limits none)"
 contains "ss-b: would reload (group alice (id 1000) weight 90 -> 70, detach root (id 0))"
 
 # ---- save ----------------------------------------------------------------------------
@@ -49,7 +49,7 @@ assert_eq "$out" "ss-a: line 2 saved
 ss-b: line 3 saved
 ss-c: added" "save's report"
 assert_eq "$(cat "$tab")" "# my devices
-ss-a  $nb type=cgroup,group=/ss-web=250,group=/ss-later=30  # web and db
+ss-a  $nb type=cgroup,group=/ss-web=250/wbps=20000000/riops=500,group=/ss-later=30/wiops=9  # web and db
 ss-b	$nb2 type=user,group=root=5,group=alice=90
 ss-x  /dev/ss-nosuch  nofail
 # the end
@@ -76,5 +76,5 @@ for n in ss-a ss-b ss-c; do dmsetup remove $n || fail "remove $n"; done
 rm -f /run/ioband/groups
 expect 0 ioband-setup apply "$tab"
 assert_eq "$(tables)" "$before" "the tables after the reboot"
-grep -q "^ss-a /ss-later 30 0 0 0 0$" /run/ioband/groups || fail "the state after the reboot: $(cat /run/ioband/groups)"
+grep -q "^ss-a /ss-later 30 0 0 0 0 wiops=9$" /run/ioband/groups || fail "the state after the reboot: $(cat /run/ioband/groups)"
 log "saved, applied with nothing to change, brought back after a reboot"
