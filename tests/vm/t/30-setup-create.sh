@@ -84,8 +84,8 @@ assert_eq "$2 $3 $4" "default 20 4.3%" "show row of the default group"
 expect 0 ioband-setup show /dev/mapper/d2 --json
 contains "{\"report_version\":1,\"name\":\"d2\""
 contains "\"device_group\":\"shared\",\"device_group_members\":[\"d2\"],\"type\":\"cgroup\",\"policy\":\"weight-time\",\"io_throttle\":4,\"io_limit\":64,\"token_base\":512"
-contains "{\"id\":$idw,\"name\":\"/sc-web\",\"weight\":400,\"min_kbps\":null,\"max_kbps\":null,\"range\":null,\"share\":0.8511,\"reads\":17,\"delayed_reads\":0,\"read_sectors\":136,\"writes\":0"
-contains "{\"id\":$idb,\"name\":\"/sc-batch\",\"weight\":50,\"min_kbps\":null,\"max_kbps\":null,\"range\":null,\"share\":0.1064,\"reads\":0,\"delayed_reads\":0,\"read_sectors\":0,\"writes\":3,\"delayed_writes\":0,\"write_sectors\":24}"
+contains "{\"id\":$idw,\"name\":\"/sc-web\",\"weight\":400,\"min_kbps\":null,\"max_kbps\":null,\"range\":null,\"limits\":null,\"share\":0.8511,\"reads\":17,\"delayed_reads\":0,\"read_sectors\":136,\"writes\":0"
+contains "{\"id\":$idb,\"name\":\"/sc-batch\",\"weight\":50,\"min_kbps\":null,\"max_kbps\":null,\"range\":null,\"limits\":null,\"share\":0.1064,\"reads\":0,\"delayed_reads\":0,\"read_sectors\":0,\"writes\":3,\"delayed_writes\":0,\"write_sectors\":24}"
 expect 0 ioband-setup show "$(dm_node d2)"
 contains "device group:  shared"
 
@@ -198,7 +198,7 @@ contains "RANGE-KB/s"
 set -- $(echo "$out" | awk '$1 == 6')
 assert_eq "$3 $4" "1024:2048 -" "range-bw row"
 expect 0 ioband-setup show rb --json
-contains "{\"id\":5,\"name\":null,\"weight\":null,\"min_kbps\":10,\"max_kbps\":0,\"range\":\"10:0\",\"share\":null,"
+contains "{\"id\":5,\"name\":null,\"weight\":null,\"min_kbps\":10,\"max_kbps\":0,\"range\":\"10:0\",\"limits\":null,\"share\":null,"
 expect 0 ioband-setup remove rb
 
 # ---- remove ----------------------------------------------------------------------------
