@@ -992,9 +992,13 @@ static void ioband_ready(struct ioband_dg *dg, struct ioband_group *g,
 	trace_ioband_release(dg->name, g->id, bio);
 }
 
-/* What the scheduler charges for @bio of @g: its cost in @ib. */
-static void ioband_price(struct ioband_sched *s, struct ioband_group *g,
-			 struct ioband_bio *ib, struct bio *bio)
+/*
+ * What the scheduler charges for @bio of @g: its cost in @ib.  Inline, as
+ * is ioband_count(): map() calls both for every bio.
+ */
+static inline void ioband_price(struct ioband_sched *s,
+				struct ioband_group *g,
+				struct ioband_bio *ib, struct bio *bio)
 {
 	ib->timed = s->conf.policy == IOBAND_POLICY_WEIGHT_TIME;
 	if (ib->timed) {
@@ -1249,7 +1253,8 @@ static void ioband_submit_work(struct work_struct *work)
 	blk_finish_plug(&plug);
 }
 
-static void ioband_count(struct ioband_group *g, struct bio *bio, bool held)
+static inline void ioband_count(struct ioband_group *g, struct bio *bio,
+				bool held)
 {
 	struct ioband_stats *st = &g->stats;
 
@@ -1383,7 +1388,9 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 			goto again;
 		g = room;
 	}
-	if (unlikely(g->limited || !bio_list_empty(&g->limit_wait))) {
+	/* limit_wait's bios count in held_sectors: none wait while it is 0 */
+	if (unlikely(g->limited ||
+		     (g->held_sectors && !bio_list_empty(&g->limit_wait)))) {
 		switch (ioband_map_limited(dg, g, bio, bypass)) {
 		case IOBAND_LIMITS_PASS:
 			break;
