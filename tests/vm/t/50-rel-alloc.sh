@@ -43,7 +43,7 @@ rel_trace_start
 live=$(dmsetup table alloc)
 
 rel_loop_start w timeout 180 fio --name=alloc --filename="$dev" --rw=randwrite \
-	--bs=4k --size=1m --numjobs=4 --offset_increment=8m --direct=1 \
+	--bs=4k --size=256k --numjobs=4 --offset_increment=8m --direct=1 \
 	--ioengine=psync --verify_fatal=1 --group_reporting
 rel_wait_held alloc 3 "$(cat "$TESTDIR/loop-w/pid")"
 held0=$(rel_held alloc)
@@ -62,12 +62,21 @@ for n in fnew fsecond; do
 	dmsetup create $n --notable || fail "dmsetup create $n --notable"
 	on_exit "dmsetup remove --retry $n"
 done
+# A process costs a fork and an exec of half a second each on the debug
+# kernel under TCG: the helpers below read files with bash's own read and
+# fork no more than they must.
 failing() { # [--load]: dmmsg with make-it-fail, the line on stdin
-	sh -c 'echo 1 > /proc/self/make-it-fail && exec dmmsg "$@"' failing "$@" 2>&1
+	(echo 1 >/proc/self/make-it-fail && exec dmmsg "$@") 2>&1
 }
 # A device group's workqueue has a rescuer thread (WQ_MEM_RECLAIM), named
 # kioband/NAME (6.1) or kworker/R-kioband/NAME (6.12).
-has_worker() { cat /proc/[0-9]*/comm 2>/dev/null | grep -q "kioband/$1\$"; }
+has_worker() {
+	local f c
+	for f in /proc/[0-9]*/comm; do
+		read -r c 2>/dev/null <"$f" && [[ $c == *kioband/"$1" ]] && return 0
+	done
+	return 1
+}
 no_worker() {
 	local i=0
 	while has_worker "$1"; do
@@ -76,7 +85,12 @@ no_worker() {
 		sleep 0.05
 	done
 }
-tables() { dmsetup info "$1" 2>/dev/null | sed -n 's/^Tables present: *//p'; }
+tables() {
+	local l
+	while read -r l; do
+		[[ $l =~ ^Tables\ present:[[:space:]]*(.*)$ ]] && echo "${BASH_REMATCH[1]}"
+	done < <(dmsetup info "$1" 2>/dev/null)
+}
 # nothing left of a failed or undone operation
 no_table() { [ "$(tables "$1")" = None ] && { [ -z "${2:-}" ] || no_worker "$2"; }; }
 unchanged() {
@@ -88,7 +102,7 @@ unchanged() {
 # each failure and, after UNDO, after the success.
 injected=0
 walk() {
-	local name=$1 check=$2 undo=$3 args=$4 line=$5 k=1 out rc
+	local name=$1 check=$2 undo=$3 args=$4 line=$5 k=1 out rc left
 	while :; do
 		echo 1 >$FI/times
 		echo $k >$FI/space
@@ -97,7 +111,8 @@ walk() {
 		out=$(echo "$line" | failing $args)
 		rc=$?
 		echo 0 >$FI/probability
-		if [ "$(cat $FI/times)" = 1 ]; then
+		read -r left <$FI/times
+		if [ "$left" = 1 ]; then
 			[ $rc = 0 ] || fail "$name: nothing failed at allocation $k, yet: $out"
 			$undo >/dev/null || fail "$name: undoing it"
 			$check || fail "$name: undone, it left something behind"
