@@ -7,7 +7,7 @@
 # suspend that does not wait for the limits, nothing lost.  The upper
 # bounds are 17-limit-throtl's (production, under -icount).
 # kernel: debug
-# timeout: 300
+# timeout: 650
 . /tests/lib.sh
 . /tests/t/stack.inc
 N=32
