@@ -12,6 +12,7 @@
 #ifdef __KERNEL__
 #include <linux/module.h>
 #endif
+#include <linux/bitops.h>
 #include <linux/dm-ioband.h>
 #include <linux/math64.h>
 #include <linux/sort.h>
@@ -801,10 +802,13 @@ int ioband_parse_message(unsigned int argc, char **argv,
 		return ioband_parse_limit_msg(argc, argv, msg, error);
 	if (!strcmp(argv[0], "cost_model"))
 		return ioband_parse_model_msg(argc, argv, msg, error);
-	if (!strcmp(argv[0], "reset")) {
-		msg->kind = IOBAND_MSG_RESET;
+	if (!strcmp(argv[0], "reset") || !strcmp(argv[0], "latency")) {
+		msg->kind = argv[0][0] == 'r' ? IOBAND_MSG_RESET :
+						IOBAND_MSG_LATENCY;
 		if (argc != 1) {
-			*error = "reset takes no argument";
+			*error = msg->kind == IOBAND_MSG_RESET ?
+				 "reset takes no argument" :
+				 "latency takes no argument";
 			return -EINVAL;
 		}
 		return 0;
@@ -2410,6 +2414,128 @@ struct ioband_entity *ioband_limit_next(struct ioband_sched *s, u64 now,
 	return e;
 }
 EXPORT_SYMBOL_GPL(ioband_limit_next);
+
+/* ---- latency statistics ----------------------------------------------------
+ *
+ * A bucket holds the durations from its lower edge up to, not including,
+ * its top: bucket 0 those under 2^IOBAND_LAT_MIN_SHIFT ns, the last those
+ * of 2^IOBAND_LAT_MAX_SHIFT ns and more, and in between four to each power
+ * of two, so that a top is at most 25 % above any duration in its bucket.
+ */
+#define IOBAND_LAT_LAST		(IOBAND_LAT_BUCKETS - 1)
+#define IOBAND_LAT_COUNT_MAX	0xffff
+/* halving a u16 this often leaves nothing */
+#define IOBAND_LAT_AGE_MAX	16
+
+u32 ioband_lat_bucket(u64 ns)
+{
+	u32 k;
+
+	if (ns < (1ULL << IOBAND_LAT_MIN_SHIFT))
+		return 0;
+	if (ns >= (1ULL << IOBAND_LAT_MAX_SHIFT))
+		return IOBAND_LAT_LAST;
+	k = fls64(ns) - 1;	/* ns is in [2^k, 2^(k + 1)) */
+	return 1 + ((k - IOBAND_LAT_MIN_SHIFT) << IOBAND_LAT_SUB_SHIFT) +
+	       ((ns >> (k - IOBAND_LAT_SUB_SHIFT)) &
+		((1U << IOBAND_LAT_SUB_SHIFT) - 1));
+}
+EXPORT_SYMBOL_GPL(ioband_lat_bucket);
+
+/* The top of @bucket; the last bucket has none and gives its lower edge. */
+u64 ioband_lat_bucket_top(u32 bucket)
+{
+	u32 k, sub;
+
+	if (!bucket)
+		return 1ULL << IOBAND_LAT_MIN_SHIFT;
+	if (bucket >= IOBAND_LAT_LAST)
+		return 1ULL << IOBAND_LAT_MAX_SHIFT;
+	k = IOBAND_LAT_MIN_SHIFT + ((bucket - 1) >> IOBAND_LAT_SUB_SHIFT);
+	sub = (bucket - 1) & ((1U << IOBAND_LAT_SUB_SHIFT) - 1);
+	return (u64)((1U << IOBAND_LAT_SUB_SHIFT) + sub + 1) <<
+	       (k - IOBAND_LAT_SUB_SHIFT);
+}
+EXPORT_SYMBOL_GPL(ioband_lat_bucket_top);
+
+static void ioband_lat_halve(struct ioband_lat_hist *h, u32 times)
+{
+	u32 i;
+
+	for (i = 0; i < IOBAND_LAT_BUCKETS; i++)
+		h->count[i] >>= times;
+}
+
+/*
+ * Halves every count once for each whole second since @l was last aged.
+ * A @now behind that (read before another CPU aged it) ages nothing.
+ */
+void ioband_lat_age(struct ioband_lat *l, u64 now)
+{
+	s64 ahead = now - l->aged_to;
+	u64 secs;
+
+	if (ahead < (s64)NSEC_PER_SEC_U64)
+		return;
+	secs = div64_u64(ahead, NSEC_PER_SEC_U64);
+	if (secs >= IOBAND_LAT_AGE_MAX) {
+		memset(&l->wait, 0, sizeof(l->wait));
+		memset(&l->dev, 0, sizeof(l->dev));
+		l->aged_to = now;
+		return;
+	}
+	ioband_lat_halve(&l->wait, secs);
+	ioband_lat_halve(&l->dev, secs);
+	l->aged_to += secs * NSEC_PER_SEC_U64;
+}
+EXPORT_SYMBOL_GPL(ioband_lat_age);
+
+static void ioband_lat_hist_add(struct ioband_lat_hist *h, u64 ns)
+{
+	u16 *c = &h->count[ioband_lat_bucket(ns)];
+
+	if (*c < IOBAND_LAT_COUNT_MAX)
+		(*c)++;
+}
+
+/* A timed bio completed at @now: it waited @wait_ns, then took @dev_ns. */
+void ioband_lat_add(struct ioband_lat *l, u64 wait_ns, u64 dev_ns, u64 now)
+{
+	ioband_lat_age(l, now);
+	ioband_lat_hist_add(&l->wait, wait_ns);
+	ioband_lat_hist_add(&l->dev, dev_ns);
+}
+EXPORT_SYMBOL_GPL(ioband_lat_add);
+
+u32 ioband_lat_count(const struct ioband_lat_hist *h)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < IOBAND_LAT_BUCKETS; i++)
+		n += h->count[i];
+	return n;
+}
+EXPORT_SYMBOL_GPL(ioband_lat_count);
+
+/*
+ * The @pct-th percentile of @h (1 to 100), as the top of the bucket that
+ * holds the duration of rank ceil(n * pct / 100); 0 if @h is empty.
+ */
+u64 ioband_lat_percentile(const struct ioband_lat_hist *h, u32 pct)
+{
+	u32 n = ioband_lat_count(h), rank, seen = 0, i;
+
+	if (!n)
+		return 0;
+	rank = div64_u64((u64)n * pct + 99, 100);
+	for (i = 0; i < IOBAND_LAT_LAST; i++) {
+		seen += h->count[i];
+		if (seen >= rank)
+			break;
+	}
+	return ioband_lat_bucket_top(i);
+}
+EXPORT_SYMBOL_GPL(ioband_lat_percentile);
 
 u32 ioband_policy_abi(void)
 {

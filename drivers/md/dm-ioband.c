@@ -423,6 +423,25 @@
  * limits leave it alone.  A message that names limits ("limit", or a
  * weight or range with them) changes the kinds it names, as writing
  * io.max does, and the bios waiting see the new limits at once.
+ *
+ * 12. Latency statistics
+ *
+ * Each group keeps two histograms of a sample of its bios (the arithmetic
+ * is "latency statistics" in dm-ioband-policy.c): the time from map()
+ * until the bio went down (0 when it passed at once; the wait for room,
+ * for its limits and in the scheduler otherwise) and the time from then
+ * until it completed, the device below's.  A bio goes down from map()
+ * or from the worker, which stamps it, so the worker's own delay counts
+ * as waiting, as it does for the submitter.  A group times the first bio
+ * it maps in each jiffy: every bio of a group with fewer than HZ a second,
+ * HZ a second of a busier one, whose others pay one compare with jiffies
+ * in map() and a test in end_io().  Both histograms are written when the
+ * bio completes, under dg->lock, so they always hold the same bios; their
+ * counts halve every second, so that the percentiles (the tops of their
+ * buckets, at most 25 % high) describe the last few seconds, which is what
+ * a monitor polling every second or so wants, with no history kept.  The
+ * "latency" message answers with a line per group, in status's order;
+ * status itself keeps the ancestor's seven columns.
  */
 #include <linux/blk-cgroup.h>
 #include <linux/bio.h>
@@ -473,6 +492,9 @@ struct ioband_group {
 	bool limited;		/* a limit is set */
 	bool detached;		/* freed when its last bio completes */
 	struct ioband_stats stats;
+	/* see 12.: the jiffy of its last timed bio, and the histograms */
+	unsigned long lat_jiffy;
+	struct ioband_lat lat;
 };
 
 #define IOBAND_ROOM_WAIT_BITS	6
@@ -541,6 +563,9 @@ struct ioband_bio {
 	/* weight-time (see 10.): its class, and when it went down */
 	bool timed;
 	u8 cls;
+	/* timed for the latency statistics (see 12.), since map_ns */
+	bool lat;
+	u64 map_ns;
 	u64 start_ns;
 };
 
@@ -986,7 +1011,7 @@ static void ioband_ready(struct ioband_dg *dg, struct ioband_group *g,
 
 	ioband_unhold(dg, g, bio_sectors(bio));
 	ib->grp = g;
-	if (ib->timed)
+	if (ib->timed || ib->lat)
 		ib->start_ns = ktime_get_ns();
 	bio_list_add(&dg->ready, bio);
 	trace_ioband_release(dg->name, g->id, bio);
@@ -1246,7 +1271,7 @@ static void ioband_submit_work(struct work_struct *work)
 	while ((bio = bio_list_pop(&bios))) {
 		struct ioband_bio *ib = dm_per_bio_data(bio, sizeof(*ib));
 
-		if (ib->timed)
+		if (ib->timed || ib->lat)
 			ib->start_ns = now;
 		dm_submit_bio_remap(bio, NULL);
 	}
@@ -1355,6 +1380,20 @@ ioband_map_limited(struct ioband_dg *dg, struct ioband_group *g,
 	return IOBAND_LIMITS_WAIT;
 }
 
+/*
+ * Whether @g times this bio for its latency statistics: the first it maps
+ * in each jiffy (see 12.).  dg->lock held.
+ */
+static inline bool ioband_lat_sample(struct ioband_group *g)
+{
+	unsigned long now = jiffies;
+
+	if (likely(g->lat_jiffy == now))
+		return false;
+	g->lat_jiffy = now;
+	return true;
+}
+
 static int ioband_map(struct dm_target *ti, struct bio *bio)
 {
 	struct ioband_device *d = ti->private;
@@ -1379,6 +1418,9 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	spin_lock_irq(&dg->lock);
 	g = ioband_lookup(d, bio, ib);
 	trace_ioband_map(dg->name, g->id, bio);
+	ib->lat = ioband_lat_sample(g);
+	if (unlikely(ib->lat))
+		ib->map_ns = ktime_get_ns();
 	bypass = d->passthrough || ioband_bio_urgent(bio);
 	if (unlikely(g->held_sectors) && !bypass) {
 		struct ioband_group *room = ioband_behind_held(d, bio, ib, g,
@@ -1403,8 +1445,9 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 		}
 	}
 	ioband_price(s, g, ib, bio);
-	/* The clock is read only when the scheduler will look at it. */
-	now = ioband_sched_needs_clock(s, &g->ent) ? ktime_get_ns() : 0;
+	/* The clock is read only when the scheduler or a timed bio needs it. */
+	now = ioband_sched_needs_clock(s, &g->ent) || ib->lat ?
+	      ktime_get_ns() : 0;
 	held = !ioband_sched_start(s, &g->ent, ib->cost, bypass, now);
 	if (held) {
 		if (unlikely(bio->bi_opf & REQ_NOWAIT)) {
@@ -1472,7 +1515,11 @@ static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 	dg = g->dev->dg;
 	s = &dg->sched;
 	spin_lock_irqsave(&dg->lock, flags);
-	now = ioband_sched_needs_clock(s, &g->ent) ? ktime_get_ns() : 0;
+	now = ioband_sched_needs_clock(s, &g->ent) || ib->lat ?
+	      ktime_get_ns() : 0;
+	if (unlikely(ib->lat))
+		ioband_lat_add(&g->lat, ib->start_ns - ib->map_ns,
+			       now - ib->start_ns, now);
 	/* (charged under another policy, the bio has no time to report) */
 	if (ib->timed && s->conf.policy == IOBAND_POLICY_WEIGHT_TIME)
 		ioband_sched_complete_timed(s, &g->ent, ib->cls, ib->cost,
@@ -2354,6 +2401,7 @@ static void ioband_reset_stats(struct ioband_device *d, struct ioband_group *g,
 {
 	lockdep_assert_held(&d->dg->lock);
 	memset(&g->stats, 0, sizeof(g->stats));
+	memset(&g->lat, 0, sizeof(g->lat));
 }
 
 static void ioband_msg_reset(struct ioband_device *d)
@@ -2407,6 +2455,9 @@ static int ioband_apply_msg(struct ioband_device *d,
 	}
 }
 
+static void ioband_emit_latency(struct ioband_device *d, char *result,
+				unsigned int maxlen);
+
 static int ioband_message(struct dm_target *ti, unsigned int argc,
 			  char **argv, char *result, unsigned int maxlen)
 {
@@ -2417,6 +2468,11 @@ static int ioband_message(struct dm_target *ti, unsigned int argc,
 	int r;
 
 	r = ioband_parse_message(argc, argv, &msg, &error);
+	if (!r && msg.kind == IOBAND_MSG_LATENCY) {
+		/* a question, not a change: no conf_lock, nothing to kick */
+		ioband_emit_latency(d, result, maxlen);
+		return 1;
+	}
 	if (!r) {
 		mutex_lock(&dg->conf_lock);
 		r = ioband_apply_msg(d, &msg, &error);
@@ -2560,6 +2616,44 @@ static void ioband_emit_info(struct ioband_device *d, struct ioband_emit *em)
 	ioband_walk_groups(d, ioband_emit_stats, em);
 }
 
+/* A group's latency line (see 12.), in microseconds.  dg->lock held. */
+static void ioband_emit_group_latency(struct ioband_device *d,
+				      struct ioband_group *g, void *arg)
+{
+	struct ioband_emit *em = arg;
+	struct ioband_lat *l = &g->lat;
+	char *result = em->result;
+	unsigned int maxlen = em->maxlen, sz = em->sz;
+
+	lockdep_assert_held(&d->dg->lock);
+	ioband_lat_age(l, ktime_get_ns());
+	DMEMIT("%lld %u %llu %llu %llu %llu\n", g->id,
+	       ioband_lat_count(&l->wait),
+	       DIV_ROUND_UP_ULL(ioband_lat_percentile(&l->wait, 50), NSEC_PER_USEC),
+	       DIV_ROUND_UP_ULL(ioband_lat_percentile(&l->wait, 99), NSEC_PER_USEC),
+	       DIV_ROUND_UP_ULL(ioband_lat_percentile(&l->dev, 50), NSEC_PER_USEC),
+	       DIV_ROUND_UP_ULL(ioband_lat_percentile(&l->dev, 99), NSEC_PER_USEC));
+	em->sz = sz;
+}
+
+/*
+ * The answer to "latency": a line per group, the default group first and
+ * the others in status's order, a batch of groups at a time as status.
+ */
+static void ioband_emit_latency(struct ioband_device *d, char *result,
+				unsigned int maxlen)
+{
+	struct ioband_emit em = { .result = result, .maxlen = maxlen };
+	struct ioband_dg *dg = d->dg;
+
+	if (maxlen)
+		result[0] = '\0';
+	spin_lock_irq(&dg->lock);
+	ioband_emit_group_latency(d, &d->def, &em);
+	spin_unlock_irq(&dg->lock);
+	ioband_walk_groups(d, ioband_emit_group_latency, &em);
+}
+
 static void ioband_status(struct dm_target *ti, status_type_t type,
 			  unsigned int status_flags, char *result,
 			  unsigned int maxlen)
@@ -2608,7 +2702,7 @@ static int ioband_iterate_devices(struct dm_target *ti,
  */
 static struct target_type ioband_target = {
 	.name = "ioband",
-	.version = {2, 0, 0},
+	.version = {2, 1, 0},
 	.features = DM_TARGET_PASSES_INTEGRITY | DM_TARGET_PASSES_CRYPTO |
 		    DM_TARGET_NOWAIT,
 	.module = THIS_MODULE,

@@ -155,6 +155,7 @@ enum ioband_msg_kind {
 	IOBAND_MSG_DETACH,
 	IOBAND_MSG_RESET,
 	IOBAND_MSG_LIMIT,
+	IOBAND_MSG_LATENCY,
 };
 
 struct ioband_msg {
@@ -555,6 +556,37 @@ void ioband_limit_wait(struct ioband_sched *s, struct ioband_entity *e,
 void ioband_limit_cancel(struct ioband_sched *s, struct ioband_entity *e);
 struct ioband_entity *ioband_limit_next(struct ioband_sched *s, u64 now,
 					u64 *wake_at);
+
+/*
+ * Latency statistics: for a sample of a group's bios, how long each waited
+ * in ioband (from map until it went down) and how long the device below
+ * then took, in histograms of four buckets to each power of two from
+ * 2^10 ns (1 us) to 2^35 ns (34 s), with one bucket below and one above.
+ * Every count halves each second, so the figures follow the last few
+ * seconds.  See "Latency statistics" in drivers/md/dm-ioband.c.
+ */
+#define IOBAND_LAT_MIN_SHIFT	10
+#define IOBAND_LAT_MAX_SHIFT	35
+#define IOBAND_LAT_SUB_SHIFT	2	/* 4 buckets to a power of two */
+#define IOBAND_LAT_BUCKETS \
+	(((IOBAND_LAT_MAX_SHIFT - IOBAND_LAT_MIN_SHIFT) << IOBAND_LAT_SUB_SHIFT) + 2)
+
+struct ioband_lat_hist {
+	u16 count[IOBAND_LAT_BUCKETS];	/* saturating */
+};
+
+struct ioband_lat {
+	struct ioband_lat_hist wait;	/* map until it went down */
+	struct ioband_lat_hist dev;	/* went down until it completed */
+	u64 aged_to;			/* the counts are halved up to here */
+};
+
+void ioband_lat_add(struct ioband_lat *l, u64 wait_ns, u64 dev_ns, u64 now);
+void ioband_lat_age(struct ioband_lat *l, u64 now);
+u32 ioband_lat_count(const struct ioband_lat_hist *h);
+u64 ioband_lat_percentile(const struct ioband_lat_hist *h, u32 pct);
+u32 ioband_lat_bucket(u64 ns);
+u64 ioband_lat_bucket_top(u32 bucket);
 
 /*
  * The layout both modules were built with: the target refuses to load

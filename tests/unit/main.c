@@ -57,6 +57,7 @@ int main(void)
 	range_tests();
 	devtime_tests();
 	limit_tests();
+	lat_tests();
 	printf("%d passed, %d failed\n", passed, failed);
 	if (unit_fault && !strcmp(unit_fault, "exit"))
 		return 3;

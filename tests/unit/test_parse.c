@@ -290,6 +290,10 @@ static void messages_good(void)
 	      m.kind == IOBAND_MSG_DETACH, "detach");
 	CHECK(!message("reset", &m, &err) && m.kind == IOBAND_MSG_RESET,
 	      "reset");
+	CHECK(!message("latency", &m, &err) && m.kind == IOBAND_MSG_LATENCY,
+	      "latency");
+	CHECK(message("latency 5", &m, &err) &&
+	      !strcmp(err, "latency takes no argument"), "latency 5: %s", err);
 }
 
 /*
@@ -337,7 +341,7 @@ static const char *const bad_messages[] = {
 	"carryover 101", "bandwidth", "bandwidth -1", "bandwidth 4294967296", "io_throttle 65537", "io_limit 65537", "io_limit 1x",
 	"type", "type bogus", "type user gid", "policy", "policy x",
 	"attach", "attach -1", "attach x", "attach 1 2", "detach",
-	"detach 18446744073709551616", "reset now",
+	"detach 18446744073709551616", "reset now", "latency -1", "latency all",
 	"cost_model", "cost_model auto auto", "cost_model learn",
 	"cost_model rbps=1", "cost_model rbps=1 rseqiops=1 rrandiops=1 wbps=1 wseqiops=1 wbps=1",
 	"cost_model rbps=1 rseqiops=1 rrandiops=1 wbps=1 wseqiops=1 wrandiops=0",

@@ -29,5 +29,6 @@ void sched_tests(void);
 void range_tests(void);
 void devtime_tests(void);
 void limit_tests(void);
+void lat_tests(void);
 
 #endif

@@ -579,7 +579,7 @@ static int model_message(int argc, char **argv, struct state *s)
 		qsort(s->g, s->n, sizeof(*s->g), cmp_grp);
 		return 0;
 	}
-	if (!strcmp(argv[0], "reset"))
+	if (!strcmp(argv[0], "reset") || !strcmp(argv[0], "latency"))
 		return argc == 1 ? 0 : EINVAL;
 	if (!strcmp(argv[0], "cost_model")) {
 		u64 m[6] = { 0 };
@@ -780,6 +780,7 @@ static const char *const edges[] = {
 
 static const char *const words[] = {
 	"weight", "range-bw", "type", "policy", "attach", "detach", "reset",
+	"latency",
 	"token", "carryover", "io_throttle", "io_limit", "bandwidth",
 	"none", "user", "uid", "gid", "pid", "pgrp", "cgroup",
 	"weight-iosize", "weight-time", ":", ":0", ":100", ":0:0", ":1:0",
@@ -983,7 +984,7 @@ static void gen_message(char *p, const struct state *s)
 		sprintf(p, "policy %s", pol_names[rn(NR_POL)]);
 		break;
 	case 8:
-		sprintf(p, "reset");
+		sprintf(p, rn(2) ? "reset" : "latency");
 		break;
 	case 9:
 		sprintf(p, "io_limit %u", s->throttle + rn(256));

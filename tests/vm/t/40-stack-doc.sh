@@ -77,6 +77,19 @@ assert_eq "$(doc_shape "$st")" "$(doc_shape "$(doc_out status 2)")" "dmsetup sta
 assert_eq "$(stk_field data "$web" reads)/$(stk_field data "$web" rsect)" 800/6400 "web's reads and sectors"
 assert_eq "$(stk_field data "$batch" reads)/$(stk_field data "$batch" rsect)" 800/6400 "batch's reads and sectors"
 assert_eq "$(stk_field data -1 reads)" 0 "the default group's reads"
+# the latency answer: the block's command, a line of six numbers a group
+lat=$(dmsetup message data 0 latency) || fail "the latency message refused"
+log "latency after those reads: $lat"
+assert_eq "$(doc_out latency 1)" "# dmsetup message data 0 latency" "the latency block's command"
+assert_eq "$(echo "$lat" | awk '{ print $1 }' | tr '\n' ' ')" \
+	"$(dmsetup status data | awk '{ for (i = 5; i <= NF; i += 7) printf "%s ", $i }')" \
+	"the latency answer's groups, in status's order"
+for n in 2 3 4; do
+	assert_eq "$(doc_shape "$(doc_out latency $n)")" "N N N N N N" "the latency block's line $n"
+done
+while read -r line; do
+	assert_eq "$(doc_shape "$line")" "N N N N N N" "a line of the latency answer"
+done <<<"$lat"
 
 # ---- reading the statistics ----------------------------------------------------------
 doc_run stats >"$TESTDIR/stats.out"

@@ -1,8 +1,9 @@
 #!/bin/bash
 # Concurrency on a 4-CPU guest: on every CPU a writer (its own cgroup)
 # verifies its data through two ioband devices of one device group, while
-# four message loops, one per CPU, change weights, attach and detach groups
-# and change the device group's settings on both devices at once.
+# four message loops, one per CPU, change weights, attach and detach
+# groups, ask for the latency statistics and change the device group's
+# settings on both devices at once.
 # timeout: 900
 # smp: 4
 . /tests/lib.sh
@@ -46,7 +47,7 @@ batch() {
 			if (op == 2) printf "%s token %d\n", dev, int(rand() * 32) + 1
 			if (op == 3) printf "%s io_limit %d\n", dev, int(rand() * 16) + 1
 			if (op == 4) printf "%s weight %d\n", dev, int(rand() * 1000) + 1
-			if (op == 5) printf "%s reset\n", dev
+			if (op == 5) printf "%s %s\n", dev, i % 12 == 5 ? "reset" : "latency"
 		}
 	}'
 }
