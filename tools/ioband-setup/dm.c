@@ -427,11 +427,13 @@ int dmx_remove(const char *name)
 	return simple(DM_DEVICE_REMOVE, name, true);
 }
 
-int dmx_message(const char *name, const char *msg)
+int dmx_message(const char *name, const char *msg, char **response)
 {
 	struct dm_task *dmt = task(DM_DEVICE_TARGET_MSG, name);
 	int r = -1;
 
+	if (response)
+		*response = NULL;
 	if (!dmt)
 		return -1;
 	if (!dm_task_set_sector(dmt, 0) || !dm_task_set_message(dmt, msg)) {
@@ -439,6 +441,11 @@ int dmx_message(const char *name, const char *msg)
 		goto out;
 	}
 	r = run(dmt, false, 0);
+	if (!r && response) {
+		const char *answer = dm_task_get_message_response(dmt);
+
+		*response = xstrdup(answer ? answer : "");
+	}
 out:
 	dm_task_destroy(dmt);
 	return r;

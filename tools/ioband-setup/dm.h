@@ -46,7 +46,8 @@ int dmx_suspend(const char *name);
 int dmx_resume(const char *name);
 int dmx_clear(const char *name);
 int dmx_remove(const char *name);
-int dmx_message(const char *name, const char *msg);
+/* @response: NULL, or the target's answer (malloc'ed, "" when it gave none) */
+int dmx_message(const char *name, const char *msg, char **response);
 /* Every device-mapper device's name; free each and the array. */
 int dmx_list(char ***names, size_t *n);
 

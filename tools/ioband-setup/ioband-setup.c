@@ -141,7 +141,8 @@ static const struct cmd_help {
 	{ "top", "top NAME [--interval SECONDS] [--count N] [REPORT OPTIONS]",
 	  "A live view of the groups of NAME: read and write throughput, I/Os per\n"
 	  "second, bios delayed (held by ioband) per second, and each group's share\n"
-	  "of the sectors moved, from successive status samples.\n\n"
+	  "of the sectors moved, from successive status samples; and the kernel's\n"
+	  "figures of the time bios wait in ioband and take at the device below.\n\n"
 	  "  -i, --interval S   seconds between samples (1; 0.1 to 3600)\n"
 	  "  -c, --count N      stop after N reports (default: until interrupted)\n\n"
 	  "The report options shape each report's table (--noheadings drops its\n"
@@ -869,7 +870,7 @@ int send_message(const char *name, const char *msg)
 {
 	if (verbose)
 		fprintf(stderr, "ioband-setup: message to %s: %s\n", name, msg);
-	return dmx_message(name, msg);
+	return dmx_message(name, msg, NULL);
 }
 
 /* ---- group names ----*/

@@ -3,7 +3,8 @@
  * ioband-setup: shared declarations.
  *
  * parse.c holds everything that needs neither the kernel nor the system's
- * databases (table and status lines, GROUP specs, values, /etc/iobandtab);
+ * databases (table and status lines, the latency answer, GROUP specs,
+ * values, /etc/iobandtab);
  * it is what tests/unit-style checks (make check) exercise, with report.c
  * (the tables of list, show and top: report.h).  names.c resolves names
  * against the running system, dm.c talks to device-mapper through
@@ -124,6 +125,35 @@ struct ioband_status {
 void status_free(struct ioband_status *s);
 int status_parse(const char *params, struct ioband_status *s, char *err, size_t errlen);
 const struct group_stats *status_find(const struct ioband_status *s, int64_t id);
+
+/*
+ * One group's line of the answer to the "latency" message: how many of
+ * its bios are in the histograms (a sample, the counts halved every
+ * second), and their medians and 99th percentiles, in microseconds (each
+ * the upper edge of its bucket), of the time waited in ioband and of the
+ * time the device below took.  All 0 when none was timed.
+ */
+enum { LAT_WAIT_P50, LAT_WAIT_P99, LAT_DEV_P50, LAT_DEV_P99, LAT_NR };
+
+struct group_latency {
+	int64_t id;
+	uint64_t timed;
+	uint64_t usec[LAT_NR];
+};
+
+struct ioband_latency {
+	size_t ngroups;
+	struct group_latency *groups;	/* in the answer's order */
+};
+
+void latency_free(struct ioband_latency *l);
+/*
+ * The answer, a line "<id> <timed> <wait_p50> <wait_p99> <dev_p50>
+ * <dev_p99>" a group; blank lines and extra blanks are passed over.
+ * Returns 0, or -1 with err filled (an empty answer has no default group).
+ */
+int latency_parse(const char *text, struct ioband_latency *l, char *err, size_t errlen);
+const struct group_latency *latency_find(const struct ioband_latency *l, int64_t id);
 
 /* Strict numbers: plain decimal digits, no sign, no spaces, in range. */
 int parse_u64(const char *s, uint64_t max, uint64_t *out);

@@ -654,6 +654,79 @@ const struct group_stats *status_find(const struct ioband_status *s, int64_t id)
 	return NULL;
 }
 
+/* ---- latency figures ----------------------------------------------------- */
+
+void latency_free(struct ioband_latency *l)
+{
+	free(l->groups);
+	l->groups = NULL;
+	l->ngroups = 0;
+}
+
+int latency_parse(const char *text, struct ioband_latency *l, char *err, size_t errlen)
+{
+	static const char *const counts[1 + LAT_NR] = {
+		"timed", "wait_p50", "wait_p99", "dev_p50", "dev_p99"
+	};
+	char *copy = xstrdup(text), *rest = copy, *line, **argv = NULL;
+	size_t lineno = 0, argc, j;
+	int r = -1;
+
+	memset(l, 0, sizeof(*l));
+	while ((line = strsep(&rest, "\n"))) {
+		struct group_latency *g;
+		const char *end;
+
+		lineno++;
+		free(argv);
+		argc = split_words(line, &argv);
+		if (!argc)
+			continue;
+		if (argc != 2 + LAT_NR) {
+			ERR("latency line %zu: %zu fields, not 6 (id timed wait_p50 wait_p99 "
+			    "dev_p50 dev_p99)", lineno, argc);
+			goto out;
+		}
+		l->groups = xrealloc(l->groups, (l->ngroups + 1) * sizeof(*l->groups));
+		g = &l->groups[l->ngroups];
+		if (parse_id(argv[0], &end, &g->id) || *end) {
+			ERR("latency line %zu: bad id '%s'", lineno, argv[0]);
+			goto out;
+		}
+		for (j = 0; j < 1 + LAT_NR; j++) {
+			uint64_t *v = j ? &g->usec[j - 1] : &g->timed;
+
+			if (parse_u64(argv[1 + j], UINT64_MAX, v)) {
+				ERR("latency line %zu: bad %s '%s'", lineno, counts[j],
+				    argv[1 + j]);
+				goto out;
+			}
+		}
+		l->ngroups++;
+	}
+	if (!l->ngroups) {
+		ERR("empty latency answer (not even the default group)");
+		goto out;
+	}
+	r = 0;
+out:
+	if (r)
+		latency_free(l);
+	free(argv);
+	free(copy);
+	return r;
+}
+
+const struct group_latency *latency_find(const struct ioband_latency *l, int64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < l->ngroups; i++)
+		if (l->groups[i].id == id)
+			return &l->groups[i];
+	return NULL;
+}
+
 /* ---- values -------------------------------------------------------------- */
 
 const char *const limit_keys[LIM_NR] = {

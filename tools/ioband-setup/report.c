@@ -74,6 +74,14 @@ const struct report_col top_cols[] = {
 	{ "delayed_reads", "R-DELAYED", true, false, "reads held back in the interval" },
 	{ "delayed_writes", "W-DELAYED", true, false, "writes held back in the interval" },
 	{ "share", "SHARE", true, false, "the group's part of the sectors moved (JSON: a fraction)" },
+	{ "wait_p50", "WAIT-P50", true, false,
+	  "median time bios waited in ioband, of a recent sample (-: none; JSON: microseconds)" },
+	{ "wait_p99", "WAIT-P99", true, false,
+	  "99th percentile of the time waited in ioband (-: none; JSON: microseconds)" },
+	{ "dev_p50", "DEV-P50", true, false,
+	  "median time the device below took, of a recent sample (-: none; JSON: microseconds)" },
+	{ "dev_p99", "DEV-P99", true, false,
+	  "99th percentile of the time the device below took (-: none; JSON: microseconds)" },
 };
 const size_t top_ncols = sizeof(top_cols) / sizeof(top_cols[0]);
 
@@ -362,6 +370,24 @@ void report_sectors(struct report *r, uint64_t sectors)
 	report_size(r, sectors * 512.0, buf);
 }
 
+void report_latency(struct report *r, const struct group_latency *lat)
+{
+	int k;
+
+	for (k = 0; k < LAT_NR; k++) {
+		char *text, json[24];
+
+		if (!lat || !lat->timed) {
+			report_cell(r, "-", NULL);
+			continue;
+		}
+		text = report_usec_text(lat->usec[k]);
+		snprintf(json, sizeof(json), "%llu", (unsigned long long)lat->usec[k]);
+		report_cell(r, text, json);
+		free(text);
+	}
+}
+
 void report_note(struct report *r, const char *note)
 {
 	free(r->notes[r->nrows - 1]);
@@ -373,6 +399,15 @@ char *report_unit_text(double bytes, int unit)
 	double v = bytes / units[unit].bytes;
 
 	return unit <= RU_SECTORS ? xasprintf("%.0f", v) : xasprintf("%.2f", v);
+}
+
+char *report_usec_text(uint64_t usec)
+{
+	if (usec < 1000)
+		return xasprintf("%lluus", (unsigned long long)usec);
+	if (usec < 999950)	/* 999.95 ms and up reads 1.0s */
+		return xasprintf("%.1fms", usec / 1e3);
+	return xasprintf("%.1fs", usec / 1e6);
 }
 
 static int unit_of(const struct report *r)

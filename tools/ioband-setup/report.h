@@ -60,11 +60,14 @@ extern const size_t group_ncols;
 extern const struct report_col top_cols[];
 extern const size_t top_ncols;
 #define TOP_DEFAULT_WEIGHT \
-	"id,name,weight,read_bytes_per_s,write_bytes_per_s,read_iops,write_iops,delayed_per_s,share"
+	"id,name,weight,read_bytes_per_s,write_bytes_per_s,read_iops,write_iops,delayed_per_s," \
+	"wait_p99,dev_p99,share"
 #define TOP_DEFAULT_RANGE \
-	"id,name,range,read_bytes_per_s,write_bytes_per_s,read_iops,write_iops,delayed_per_s,share"
+	"id,name,range,read_bytes_per_s,write_bytes_per_s,read_iops,write_iops,delayed_per_s," \
+	"wait_p99,dev_p99,share"
 
 struct report;
+struct group_latency;
 
 /*
  * A report of @cmd ("list": its name in messages) over columns @cols,
@@ -89,6 +92,12 @@ void report_i64(struct report *r, int64_t v);
 void report_size(struct report *r, double bytes, const char *json);
 /* A size in 512-byte sectors, the JSON the number of sectors. */
 void report_sectors(struct report *r, uint64_t sectors);
+/*
+ * top's latency cells, wait_p50 to dev_p99, of a group's figures @lat:
+ * report_usec_text() in the text, microseconds in JSON; "-" and null for
+ * each when @lat is NULL (no figures) or timed none.
+ */
+void report_latency(struct report *r, const struct group_latency *lat);
 /* A note after the row's last non-empty cell, in aligned text only. */
 void report_note(struct report *r, const char *note);
 
@@ -105,5 +114,7 @@ void report_print_json_doc(const struct report *r, const char *key, FILE *f);
 char *json_quote(const char *s);
 /* "X.XX" of @bytes in @unit (b and s: whole numbers), malloc'ed. */
 char *report_unit_text(double bytes, int unit);
+/* @usec as "250us", "1.2ms" or "3.4s", malloc'ed. */
+char *report_usec_text(uint64_t usec);
 
 #endif

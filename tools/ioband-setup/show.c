@@ -399,9 +399,13 @@ static void report_num(struct report *r, double v, int prec)
 	report_cell(r, buf, buf);
 }
 
-/* One row of top: group @g's counts since @p (NULL: none before), over @dt seconds. */
+/*
+ * One row of top: group @g's counts since @p (NULL: none before), over @dt
+ * seconds, and its latency figures @lat (NULL: none).
+ */
 static void top_row(struct report *r, const struct ioband_table *t, const struct group_stats *g,
-		    const struct group_stats *p, double dt, uint64_t total, struct diff_names *dn)
+		    const struct group_stats *p, const struct group_latency *lat, double dt,
+		    uint64_t total, struct diff_names *dn)
 {
 	uint64_t rs = delta(g->read_sectors, p ? p->read_sectors : 0);
 	uint64_t ws = delta(g->write_sectors, p ? p->write_sectors : 0);
@@ -433,11 +437,13 @@ static void top_row(struct report *r, const struct ioband_table *t, const struct
 	snprintf(text, sizeof(text), "%.1f%%", 100 * share);
 	snprintf(json, sizeof(json), "%.4f", share);
 	report_cell(r, text, json);
+	report_latency(r, lat);
 }
 
 static int top_report(const char *name, const struct ioband_table *t,
 		      const struct ioband_status *prev, const struct ioband_status *cur,
-		      double dt, const struct report_opts *ro, bool tty, struct diff_names *dn)
+		      const struct ioband_latency *lat, double dt, const struct report_opts *ro,
+		      bool tty, struct diff_names *dn)
 {
 	uint64_t total = 0;
 	size_t i;
@@ -459,8 +465,11 @@ static int top_report(const char *name, const struct ioband_table *t,
 			 delta(g->write_sectors, p ? p->write_sectors : 0);
 	}
 	names_refresh();
-	for (i = 0; i < cur->ngroups; i++)
-		top_row(r, t, &cur->groups[i], status_find(prev, cur->groups[i].id), dt, total, dn);
+	for (i = 0; i < cur->ngroups; i++) {
+		const struct group_stats *g = &cur->groups[i];
+
+		top_row(r, t, g, status_find(prev, g->id), latency_find(lat, g->id), dt, total, dn);
+	}
 	if (ro->json) {
 		report_json_open(stdout);
 		printf(",\"name\":");
@@ -490,6 +499,32 @@ static int top_report(const char *name, const struct ioband_table *t,
 	return EX_OK;
 }
 
+/*
+ * The latency figures of @name into @lat, asked of the kernel while *ask:
+ * a module that refuses the message (an older one) or answers what does
+ * not parse clears it, and leaves @lat empty from then on.
+ */
+static void load_latency(const char *name, struct ioband_latency *lat, bool *ask)
+{
+	char *text, err[256];
+
+	latency_free(lat);
+	if (!*ask)
+		return;
+	if (dmx_message(name, "latency", &text)) {
+		if (verbose)
+			fprintf(stderr, "ioband-setup: %s: no latency figures: %s\n", name,
+				dmx_why());
+		*ask = false;
+		return;
+	}
+	if (latency_parse(text, lat, err, sizeof(err))) {
+		errorf(EX_FAIL, "%s: cannot read its latency figures: %s", name, err);
+		*ask = false;
+	}
+	free(text);
+}
+
 int cmd_top(int argc, char **argv)
 {
 	static const struct opt opts[] = {
@@ -500,12 +535,13 @@ int cmd_top(int argc, char **argv)
 	struct optstate st;
 	struct dev_state d;
 	struct ioband_status prev = { 0 }, cur = { 0 };
+	struct ioband_latency lat = { 0 };
 	struct diff_names dn = { 0 };
 	struct timespec tprev, tnow, next;
 	char name[DM_NAME_MAX + 1], *end;
 	double interval = 1.0;
 	uint64_t count = 0, done = 0;
-	bool tty, listed;
+	bool tty, listed, ask_latency = true;
 	int id, rc;
 
 	opt_begin(&st, argc, argv);
@@ -589,12 +625,13 @@ int cmd_top(int argc, char **argv)
 		if (rc)
 			goto out;
 		clock_gettime(CLOCK_MONOTONIC, &tnow);
+		load_latency(name, &lat, &ask_latency);
 		dt = ts_sec(&tnow) - ts_sec(&tprev);
 		if (dt <= 0)
 			dt = interval;
 		dn.dev = name;
 		state_load(&dn.s);
-		rc = top_report(name, &d.t, &prev, &cur, dt, &ro, tty, &dn);
+		rc = top_report(name, &d.t, &prev, &cur, &lat, dt, &ro, tty, &dn);
 		pg_free(&dn.s);
 		if (rc)
 			goto out;
@@ -608,6 +645,7 @@ int cmd_top(int argc, char **argv)
 out:
 	status_free(&prev);
 	status_free(&cur);
+	latency_free(&lat);
 	dev_state_free(&d);
 	return rc;
 }

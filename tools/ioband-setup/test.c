@@ -2,7 +2,8 @@
 /*
  * Unit tests of ioband-setup's pure parts (parse.c): GROUP specs with a
  * fake user, group and cgroup database, set values, iobandtab lines,
- * table and status lines, table diffs, LV names, reports (report.c).
+ * table and status lines, the latency message's answer, table diffs, LV
+ * names, reports (report.c).
  * make check; the last
  * line reads "N passed, N failed".
  */
@@ -389,6 +390,87 @@ static void test_tables(void)
 	CHECK(status_parse("data -1 3 0 24 0 0", &s, err, sizeof(err)), "short status");
 	CHECK(status_parse("data -1 3 0 24 0 0 x", &s, err, sizeof(err)), "bad counter");
 	CHECK(status_parse("data -2 3 0 24 0 0 0", &s, err, sizeof(err)), "bad id");
+}
+
+/* ---- the answer to the latency message ----------------------------------- */
+
+/* @text parses into @n groups, the first two given (id, timed, usec) when there. */
+static void latency_ok(const char *text, size_t n, const struct group_latency *want,
+		       const char *what)
+{
+	struct ioband_latency l;
+	char err[256] = "";
+	size_t i;
+	int rc = latency_parse(text, &l, err, sizeof(err));
+
+	CHECK(!rc && l.ngroups == n, "%s: rc %d, %zu groups (want %zu), err '%s'", what, rc,
+	      l.ngroups, n, err);
+	for (i = 0; !rc && i < n && i < 2; i++) {
+		const struct group_latency *g = &l.groups[i];
+
+		CHECK(g->id == want[i].id && g->timed == want[i].timed &&
+		      !memcmp(g->usec, want[i].usec, sizeof(g->usec)),
+		      "%s: group %zu: %lld %llu %llu %llu %llu %llu", what, i, (long long)g->id,
+		      (unsigned long long)g->timed, (unsigned long long)g->usec[0],
+		      (unsigned long long)g->usec[1], (unsigned long long)g->usec[2],
+		      (unsigned long long)g->usec[3]);
+		CHECK(latency_find(&l, want[i].id) == g, "%s: find %lld", what,
+		      (long long)want[i].id);
+	}
+	latency_free(&l);
+}
+
+static void latency_bad(const char *text, const char *want_err, const char *what)
+{
+	struct ioband_latency l;
+	char err[256] = "";
+	int rc = latency_parse(text, &l, err, sizeof(err));
+
+	CHECK(rc && !strcmp(err, want_err) && !l.ngroups && !l.groups,
+	      "%s: rc %d, %zu groups, err '%s' (want '%s')", what, rc, l.ngroups, err, want_err);
+	if (!rc)
+		latency_free(&l);
+}
+
+static void test_latency(void)
+{
+	static const struct group_latency two[] = {
+		{ -1, 0, { 0, 0, 0, 0 } },
+		{ 17, 32, { 201327, 201327, 6291, 8388 } },
+	};
+	static const struct group_latency timed_default[] = {
+		{ -1, 5, { 0, 40, 90, 120 } },
+	};
+	struct ioband_latency l;
+	char err[256];
+
+	/* the kernel's answer: the default group (-1, none timed here) first */
+	latency_ok("-1 0 0 0 0 0\n17 32 201327 201327 6291 8388\n", 2, two, "normal");
+	latency_ok("-1 5 0 40 90 120\n", 1, timed_default, "the default group timed");
+	CHECK(!latency_parse("-1 0 0 0 0 0\n17 32 201327 201327 6291 8388\n", &l, err,
+			     sizeof(err)) && !latency_find(&l, 18) && l.groups[0].timed == 0,
+	      "timed 0, a group not in the answer: %s", err);
+	latency_free(&l);
+	/* blanks, tabs, blank lines, with or without a last newline */
+	latency_ok("  -1\t0 0  0 0 0  \n\n17 32 201327 201327 6291 8388", 2, two,
+		   "extra whitespace, no last newline");
+	latency_ok("-1 0 0 0 0 0\n17 32 201327 201327 6291 8388\n\n", 2, two,
+		   "blank line at the end");
+
+	latency_bad("", "empty latency answer (not even the default group)", "empty");
+	latency_bad("\n \n", "empty latency answer (not even the default group)", "blank lines");
+	latency_bad("-1 0 0 0 0\n",
+		    "latency line 1: 5 fields, not 6 (id timed wait_p50 wait_p99 dev_p50 dev_p99)",
+		    "a field short");
+	latency_bad("-1 0 0 0 0 0\n17 32 201327 201327 6291 8388 9\n",
+		    "latency line 2: 7 fields, not 6 (id timed wait_p50 wait_p99 dev_p50 dev_p99)",
+		    "a field too many");
+	latency_bad("-1 0 0 0 0 0\n17 32 201327 201327 6291 8388x\n",
+		    "latency line 2: bad dev_p99 '8388x'", "junk after a number");
+	latency_bad("-1 0 0 x 0 0\n", "latency line 1: bad wait_p99 'x'", "not a number");
+	latency_bad("-1 -3 0 0 0 0\n", "latency line 1: bad timed '-3'", "a negative count");
+	latency_bad("-2 0 0 0 0 0\n", "latency line 1: bad id '-2'", "id -2");
+	latency_bad("17x 0 0 0 0 0\n", "latency line 1: bad id '17x'", "junk after the id");
 }
 
 /* ---- options to tables --------------------------------------------------- */
@@ -956,6 +1038,88 @@ static void test_report(void)
 		CHECK(!strcmp(t, "3"), "1536 bytes in sectors: %s", t);
 		free(t);
 	}
+	{
+		static const struct {
+			uint64_t usec;
+			const char *text;
+		} times[] = {
+			{ 0, "0us" }, { 999, "999us" }, { 1000, "1.0ms" }, { 6291, "6.3ms" },
+			{ 201327, "201.3ms" }, { 999949, "999.9ms" }, { 999950, "1.0s" },
+			{ 3400000, "3.4s" },
+		};
+		size_t i;
+
+		for (i = 0; i < sizeof(times) / sizeof(times[0]); i++) {
+			char *t = report_usec_text(times[i].usec);
+
+			CHECK(!strcmp(t, times[i].text), "%llu us: %s (want %s)",
+			      (unsigned long long)times[i].usec, t, times[i].text);
+			free(t);
+		}
+	}
+	/* top's default sets name its columns */
+	{
+		static const char *const defaults[] = { TOP_DEFAULT_WEIGHT, TOP_DEFAULT_RANGE };
+		struct report_opts to = o;
+		struct report *r;
+
+		for (u = 0; u < 2; u++) {
+			to.columns = defaults[u];
+			CHECK(!report_new("top", top_cols, top_ncols, defaults[u], &to, stdout,
+					  &r, err, sizeof(err)) && r, "top's default set %d: %s", u,
+			      err);
+			report_free(r);
+		}
+	}
+	/*
+	 * top's latency cells (its last columns): in a unit in the text,
+	 * microseconds in JSON, - and null for a group that timed none and
+	 * for one without figures
+	 */
+	{
+		static const struct group_latency timed = { 17, 32, { 0, 201327, 6291, 3400000 } };
+		static const struct group_latency none = { 18, 0, { 0, 0, 0, 0 } };
+		static const char *const wants[] = {
+			"WAIT-P50  WAIT-P99  DEV-P50  DEV-P99\n"
+			"     0us   201.3ms    6.3ms     3.4s\n"
+			"       -         -        -        -\n"
+			"       -         -        -        -\n",
+			"[{\"wait_p50\":0,\"wait_p99\":201327,\"dev_p50\":6291,\"dev_p99\":3400000},"
+			"{\"wait_p50\":null,\"wait_p99\":null,\"dev_p50\":null,\"dev_p99\":null},"
+			"{\"wait_p50\":null,\"wait_p99\":null,\"dev_p50\":null,\"dev_p99\":null}]",
+		};
+		const struct report_col *lat_cols = &top_cols[top_ncols - LAT_NR];
+
+		CHECK(!strcmp(lat_cols[0].name, "wait_p50") && !strcmp(lat_cols[3].name, "dev_p99"),
+		      "top's last columns: %s ... %s", lat_cols[0].name, lat_cols[3].name);
+		for (u = 0; u < 2; u++) {
+			struct report_opts lo = o;
+			struct report *r;
+			char *buf = NULL;
+			size_t len = 0;
+			FILE *f = open_memstream(&buf, &len);
+
+			lo.json = u;
+			CHECK(!report_new("top", lat_cols, LAT_NR,
+					  "wait_p50,wait_p99,dev_p50,dev_p99", &lo, f, &r, err,
+					  sizeof(err)) && r, "%s", err);
+			report_row(r);
+			report_latency(r, &timed);
+			report_row(r);
+			report_latency(r, &none);
+			report_row(r);
+			report_latency(r, NULL);
+			if (u)
+				report_print_json(r, f);
+			else
+				report_print(r, f);
+			report_free(r);
+			fclose(f);
+			CHECK(!strcmp(buf, wants[u]), "latency cells: got\n%s\nwant\n%s", buf,
+			      wants[u]);
+			free(buf);
+		}
+	}
 
 	/* a row with empty cells at its end and a note (show's waiting groups) */
 	{
@@ -1039,6 +1203,7 @@ int main(void)
 	test_specs();
 	test_values();
 	test_tables();
+	test_latency();
 	test_opts_to_table();
 	test_tab();
 	test_names();

@@ -73,12 +73,25 @@ done <"$TESTDIR/top.json"
 assert_eq "$sum_r" 100 "st-web's reads over all reports"
 assert_eq "$sum_s" 800 "st-web's read sectors over all reports"
 assert_eq "$other" 0 "reads of the other groups"
+# the kernel's latency figures: st-web's reads timed in a report, none for st-batch (no I/O)
+timed=0
+while read -r line; do
+	p99=$(jf "$line" "$idw" dev_p99)
+	if [ "$p99" != null ]; then
+		[[ $p99 =~ ^[0-9]+$ ]] && [ "$p99" -gt 0 ] || fail "st-web's dev_p99 is not microseconds: $line"
+		timed=$((timed + 1))
+	fi
+	for k in wait_p50 wait_p99 dev_p50 dev_p99; do
+		assert_eq "$(jf "$line" "$idb" $k)" null "st-batch's $k (it did no I/O)"
+	done
+done <"$TESTDIR/top.json"
+[ "$timed" -gt 0 ] || fail "no report has a dev_p99 for st-web after its 100 reads: $(cat "$TESTDIR/top.json")"
 
 # ---- the text view --------------------------------------------------------------------------
 expect 0 ioband-setup top t --count 2 --interval 0.3
 echo "$out"
 assert_eq "$(echo "$out" | grep -c '^t  device group t  type cgroup  policy weight-time  interval 0.[3-9]s')" 2 "report headers"
-assert_eq "$(echo "$out" | grep -c '^GROUP  *NAME  *WEIGHT  *READ-MiB/s  *WRITE-MiB/s  *READ-IOPS  *WRITE-IOPS  *DELAYED/s  *SHARE$')" 2 "column headers"
+assert_eq "$(echo "$out" | grep -c '^GROUP  *NAME  *WEIGHT  *READ-MiB/s  *WRITE-MiB/s  *READ-IOPS  *WRITE-IOPS  *DELAYED/s  *WAIT-P99  *DEV-P99  *SHARE$')" 2 "column headers"
 assert_eq "$(echo "$out" | awk '$1 == '"$idw"' { print $2, $3 }' | sort -u)" "/st-web 400" "st-web rows"
 assert_eq "$(echo "$out" | awk '$1 == "default" { print $2, $3 }' | sort -u)" "default 100" "default rows"
 lacks $'\033['
