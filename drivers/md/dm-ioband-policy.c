@@ -2424,8 +2424,6 @@ EXPORT_SYMBOL_GPL(ioband_limit_next);
  */
 #define IOBAND_LAT_LAST		(IOBAND_LAT_BUCKETS - 1)
 #define IOBAND_LAT_COUNT_MAX	0xffff
-/* halving a u16 this often leaves nothing */
-#define IOBAND_LAT_AGE_MAX	16
 
 u32 ioband_lat_bucket(u64 ns)
 {
@@ -2458,35 +2456,27 @@ u64 ioband_lat_bucket_top(u32 bucket)
 }
 EXPORT_SYMBOL_GPL(ioband_lat_bucket_top);
 
-static void ioband_lat_halve(struct ioband_lat_hist *h, u32 times)
-{
-	u32 i;
-
-	for (i = 0; i < IOBAND_LAT_BUCKETS; i++)
-		h->count[i] >>= times;
-}
-
 /*
- * Halves every count once for each whole second since @l was last aged.
- * A @now behind that (read before another CPU aged it) ages nothing.
+ * Brings @l's windows up to @now: a second that has ended becomes the
+ * previous one and a new, empty second starts where it ended; after two
+ * or more seconds both windows are empty and the current one starts at
+ * @now.  A @now behind the current second's start (read before another
+ * CPU aged @l) ages nothing.
  */
 void ioband_lat_age(struct ioband_lat *l, u64 now)
 {
-	s64 ahead = now - l->aged_to;
-	u64 secs;
+	s64 ahead = now - l->cur_start;
 
 	if (ahead < (s64)NSEC_PER_SEC_U64)
 		return;
-	secs = div64_u64(ahead, NSEC_PER_SEC_U64);
-	if (secs >= IOBAND_LAT_AGE_MAX) {
-		memset(&l->wait, 0, sizeof(l->wait));
-		memset(&l->dev, 0, sizeof(l->dev));
-		l->aged_to = now;
+	if (ahead >= 2 * (s64)NSEC_PER_SEC_U64) {
+		memset(l->sec, 0, sizeof(l->sec));
+		l->cur_start = now;
 		return;
 	}
-	ioband_lat_halve(&l->wait, secs);
-	ioband_lat_halve(&l->dev, secs);
-	l->aged_to += secs * NSEC_PER_SEC_U64;
+	l->cur ^= 1;
+	memset(&l->sec[l->cur], 0, sizeof(l->sec[l->cur]));
+	l->cur_start += NSEC_PER_SEC_U64;
 }
 EXPORT_SYMBOL_GPL(ioband_lat_age);
 
@@ -2501,35 +2491,54 @@ static void ioband_lat_hist_add(struct ioband_lat_hist *h, u64 ns)
 /* A timed bio completed at @now: it waited @wait_ns, then took @dev_ns. */
 void ioband_lat_add(struct ioband_lat *l, u64 wait_ns, u64 dev_ns, u64 now)
 {
+	struct ioband_lat_second *sec;
+
 	ioband_lat_age(l, now);
-	ioband_lat_hist_add(&l->wait, wait_ns);
-	ioband_lat_hist_add(&l->dev, dev_ns);
+	sec = &l->sec[l->cur];
+	ioband_lat_hist_add(&sec->wait, wait_ns);
+	ioband_lat_hist_add(&sec->dev, dev_ns);
 }
 EXPORT_SYMBOL_GPL(ioband_lat_add);
 
-u32 ioband_lat_count(const struct ioband_lat_hist *h)
+static const struct ioband_lat_hist *
+ioband_lat_hist(const struct ioband_lat *l, u32 sec, enum ioband_lat_kind kind)
+{
+	return kind == IOBAND_LAT_WAIT ? &l->sec[sec].wait : &l->sec[sec].dev;
+}
+
+/* How many durations of @kind lie in bucket @i over both seconds. */
+static u32 ioband_lat_bucket_count(const struct ioband_lat *l,
+				   enum ioband_lat_kind kind, u32 i)
+{
+	return ioband_lat_hist(l, 0, kind)->count[i] +
+	       ioband_lat_hist(l, 1, kind)->count[i];
+}
+
+u32 ioband_lat_count(const struct ioband_lat *l, enum ioband_lat_kind kind)
 {
 	u32 i, n = 0;
 
 	for (i = 0; i < IOBAND_LAT_BUCKETS; i++)
-		n += h->count[i];
+		n += ioband_lat_bucket_count(l, kind, i);
 	return n;
 }
 EXPORT_SYMBOL_GPL(ioband_lat_count);
 
 /*
- * The @pct-th percentile of @h (1 to 100), as the top of the bucket that
- * holds the duration of rank ceil(n * pct / 100); 0 if @h is empty.
+ * The @pct-th percentile (1 to 100) of the durations of @kind over both
+ * seconds, as the top of the bucket that holds the one of rank
+ * ceil(n * pct / 100); 0 if there are none.
  */
-u64 ioband_lat_percentile(const struct ioband_lat_hist *h, u32 pct)
+u64 ioband_lat_percentile(const struct ioband_lat *l,
+			  enum ioband_lat_kind kind, u32 pct)
 {
-	u32 n = ioband_lat_count(h), rank, seen = 0, i;
+	u32 n = ioband_lat_count(l, kind), rank, seen = 0, i;
 
 	if (!n)
 		return 0;
 	rank = div64_u64((u64)n * pct + 99, 100);
 	for (i = 0; i < IOBAND_LAT_LAST; i++) {
-		seen += h->count[i];
+		seen += ioband_lat_bucket_count(l, kind, i);
 		if (seen >= rank)
 			break;
 	}

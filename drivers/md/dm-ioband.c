@@ -436,10 +436,15 @@
  * it maps in each jiffy: every bio of a group with fewer than HZ a second,
  * HZ a second of a busier one, whose others pay one compare with jiffies
  * in map() and a test in end_io().  Both histograms are written when the
- * bio completes, under dg->lock, so they always hold the same bios; their
- * counts halve every second, so that the percentiles (the tops of their
- * buckets, at most 25 % high) describe the last few seconds, which is what
- * a monitor polling every second or so wants, with no history kept.  The
+ * bio completes, under dg->lock, so they always hold the same bios.  They
+ * are kept a second at a time, the current second and the one before it,
+ * and the percentiles (the tops of their buckets, at most 25 % high) are
+ * of both: the bios timed in the last one to two seconds, which is what a
+ * monitor polling every second or so wants.  A window is dropped whole, so
+ * a group with few bios keeps each of them for a second at least, in both
+ * histograms (halving every count each second would not: a lone count
+ * goes at the first halving, and a bio whose wait sits in a full bucket
+ * would keep its wait and lose its device time).  The
  * "latency" message answers with a line per group, in status's order;
  * status itself keeps the ancestor's seven columns.
  */
@@ -2616,6 +2621,13 @@ static void ioband_emit_info(struct ioband_device *d, struct ioband_emit *em)
 	ioband_walk_groups(d, ioband_emit_stats, em);
 }
 
+static u64 ioband_lat_us(const struct ioband_lat *l,
+			 enum ioband_lat_kind kind, u32 pct)
+{
+	return DIV_ROUND_UP_ULL(ioband_lat_percentile(l, kind, pct),
+				NSEC_PER_USEC);
+}
+
 /* A group's latency line (see 12.), in microseconds.  dg->lock held. */
 static void ioband_emit_group_latency(struct ioband_device *d,
 				      struct ioband_group *g, void *arg)
@@ -2628,11 +2640,11 @@ static void ioband_emit_group_latency(struct ioband_device *d,
 	lockdep_assert_held(&d->dg->lock);
 	ioband_lat_age(l, ktime_get_ns());
 	DMEMIT("%lld %u %llu %llu %llu %llu\n", g->id,
-	       ioband_lat_count(&l->wait),
-	       DIV_ROUND_UP_ULL(ioband_lat_percentile(&l->wait, 50), NSEC_PER_USEC),
-	       DIV_ROUND_UP_ULL(ioband_lat_percentile(&l->wait, 99), NSEC_PER_USEC),
-	       DIV_ROUND_UP_ULL(ioband_lat_percentile(&l->dev, 50), NSEC_PER_USEC),
-	       DIV_ROUND_UP_ULL(ioband_lat_percentile(&l->dev, 99), NSEC_PER_USEC));
+	       ioband_lat_count(l, IOBAND_LAT_WAIT),
+	       ioband_lat_us(l, IOBAND_LAT_WAIT, 50),
+	       ioband_lat_us(l, IOBAND_LAT_WAIT, 99),
+	       ioband_lat_us(l, IOBAND_LAT_DEV, 50),
+	       ioband_lat_us(l, IOBAND_LAT_DEV, 99));
 	em->sz = sz;
 }
 

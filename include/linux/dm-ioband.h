@@ -562,8 +562,8 @@ struct ioband_entity *ioband_limit_next(struct ioband_sched *s, u64 now,
  * in ioband (from map until it went down) and how long the device below
  * then took, in histograms of four buckets to each power of two from
  * 2^10 ns (1 us) to 2^35 ns (34 s), with one bucket below and one above.
- * Every count halves each second, so the figures follow the last few
- * seconds.  See "Latency statistics" in drivers/md/dm-ioband.c.
+ * The figures cover the bios timed in the current second and the one
+ * before it.  See "Latency statistics" in drivers/md/dm-ioband.c.
  */
 #define IOBAND_LAT_MIN_SHIFT	10
 #define IOBAND_LAT_MAX_SHIFT	35
@@ -575,16 +575,28 @@ struct ioband_lat_hist {
 	u16 count[IOBAND_LAT_BUCKETS];	/* saturating */
 };
 
-struct ioband_lat {
+/* The same bios in both: a timed bio adds to each. */
+struct ioband_lat_second {
 	struct ioband_lat_hist wait;	/* map until it went down */
 	struct ioband_lat_hist dev;	/* went down until it completed */
-	u64 aged_to;			/* the counts are halved up to here */
+};
+
+struct ioband_lat {
+	struct ioband_lat_second sec[2];	/* sec[cur] and the one before */
+	u64 cur_start;			/* when sec[cur] began */
+	u32 cur;
+};
+
+enum ioband_lat_kind {
+	IOBAND_LAT_WAIT,
+	IOBAND_LAT_DEV,
 };
 
 void ioband_lat_add(struct ioband_lat *l, u64 wait_ns, u64 dev_ns, u64 now);
 void ioband_lat_age(struct ioband_lat *l, u64 now);
-u32 ioband_lat_count(const struct ioband_lat_hist *h);
-u64 ioband_lat_percentile(const struct ioband_lat_hist *h, u32 pct);
+u32 ioband_lat_count(const struct ioband_lat *l, enum ioband_lat_kind kind);
+u64 ioband_lat_percentile(const struct ioband_lat *l,
+			  enum ioband_lat_kind kind, u32 pct);
 u32 ioband_lat_bucket(u64 ns);
 u64 ioband_lat_bucket_top(u32 bucket);
 

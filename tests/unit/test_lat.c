@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Latency statistics (dm-ioband-policy.c): the buckets' edges, the
- * percentiles against exact ones, the halving each second, saturation.
+ * percentiles against exact ones, the two one-second windows, saturation.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +38,17 @@ static void lat_bucket_edges(void)
 	}
 }
 
+static u32 lat_n(const struct ioband_lat *l, enum ioband_lat_kind kind)
+{
+	return ioband_lat_count(l, kind);
+}
+
+static u64 lat_p(const struct ioband_lat *l, enum ioband_lat_kind kind,
+		 u32 pct)
+{
+	return ioband_lat_percentile(l, kind, pct);
+}
+
 static int lat_cmp(const void *a, const void *b)
 {
 	u64 x = *(const u64 *)a, y = *(const u64 *)b;
@@ -60,7 +71,7 @@ static u64 lat_exact(const u64 *sorted, u32 n, u32 pct)
 static void lat_percentiles(void)
 {
 	static const u32 pcts[] = { 1, 10, 50, 90, 99, 100 };
-	struct ioband_lat l = { .aged_to = 5 * NS_PER_SEC };
+	struct ioband_lat l = { .cur_start = 5 * NS_PER_SEC };
 	u64 d[3000], seed = 12345;
 	u32 i;
 
@@ -74,12 +85,12 @@ static void lat_percentiles(void)
 		ioband_lat_add(&l, d[i], d[i] / 2, 5 * NS_PER_SEC);
 	}
 	qsort(d, 3000, sizeof(d[0]), lat_cmp);
-	CHECK(ioband_lat_count(&l.wait) == 3000 &&
-	      ioband_lat_count(&l.dev) == 3000, "counts %u %u",
-	      ioband_lat_count(&l.wait), ioband_lat_count(&l.dev));
+	CHECK(lat_n(&l, IOBAND_LAT_WAIT) == 3000 &&
+	      lat_n(&l, IOBAND_LAT_DEV) == 3000, "counts %u %u",
+	      lat_n(&l, IOBAND_LAT_WAIT), lat_n(&l, IOBAND_LAT_DEV));
 	for (i = 0; i < ARRAY_SIZE(pcts); i++) {
 		u64 exact = lat_exact(d, 3000, pcts[i]);
-		u64 got = ioband_lat_percentile(&l.wait, pcts[i]);
+		u64 got = lat_p(&l, IOBAND_LAT_WAIT, pcts[i]);
 
 		CHECK(got > exact && (exact < 1024 || got * 4 <= exact * 5),
 		      "p%u: %llu ns, exact %llu", pcts[i],
@@ -97,64 +108,75 @@ static void lat_rank(void)
 		ioband_lat_add(&l, NS_PER_MS, 0, 0);
 	ioband_lat_add(&l, 100 * NS_PER_MS, 0, 0);
 	ioband_lat_add(&l, 100 * NS_PER_MS, 0, 0);
-	CHECK(ioband_lat_percentile(&l.wait, 99) >= 100 * NS_PER_MS,
+	CHECK(lat_p(&l, IOBAND_LAT_WAIT, 99) >= 100 * NS_PER_MS,
 	      "p99 of 99 x 1 ms, 2 x 100 ms: %llu",
-	      (unsigned long long)ioband_lat_percentile(&l.wait, 99));
-	CHECK(ioband_lat_percentile(&l.wait, 50) < 2 * NS_PER_MS,
+	      (unsigned long long)lat_p(&l, IOBAND_LAT_WAIT, 99));
+	CHECK(lat_p(&l, IOBAND_LAT_WAIT, 50) < 2 * NS_PER_MS,
 	      "p50: %llu",
-	      (unsigned long long)ioband_lat_percentile(&l.wait, 50));
-	CHECK(ioband_lat_percentile(&l.dev, 50) == 1024,
+	      (unsigned long long)lat_p(&l, IOBAND_LAT_WAIT, 50));
+	CHECK(lat_p(&l, IOBAND_LAT_DEV, 50) == 1024,
 	      "0 ns: the top of bucket 0, got %llu",
-	      (unsigned long long)ioband_lat_percentile(&l.dev, 50));
+	      (unsigned long long)lat_p(&l, IOBAND_LAT_DEV, 50));
 	memset(&l, 0, sizeof(l));
-	CHECK(!ioband_lat_percentile(&l.wait, 50), "an empty histogram: 0");
+	CHECK(!lat_p(&l, IOBAND_LAT_WAIT, 50), "an empty histogram: 0");
 }
 
 /*
- * Counts halve once a second has passed, once per whole second, and what
- * is older than the counts can hold is gone; a clock read behind the last
- * aging (another CPU's) ages nothing.
+ * A bio counts for the rest of its second and all of the next, in both
+ * histograms, then is gone; the percentiles are of both seconds; a clock
+ * read behind the current second's start (another CPU's) ages nothing;
+ * two seconds or more with no bio leave nothing and start afresh.
  */
-static void lat_halving(void)
+static void lat_windows(void)
 {
-	struct ioband_lat l = { .aged_to = 10 * NS_PER_SEC };
+	struct ioband_lat l = { .cur_start = 10 * NS_PER_SEC };
 	u32 i;
 
-	for (i = 0; i < 200; i++)
-		ioband_lat_add(&l, 5 * NS_PER_MS, 0, 10 * NS_PER_SEC + i);
-	ioband_lat_age(&l, 10 * NS_PER_SEC + NS_PER_SEC - 1);
-	CHECK(ioband_lat_count(&l.wait) == 200, "before a second: %u",
-	      ioband_lat_count(&l.wait));
-	ioband_lat_age(&l, 11 * NS_PER_SEC + NS_PER_SEC / 2);
-	CHECK(ioband_lat_count(&l.wait) == 100 &&
-	      ioband_lat_count(&l.dev) == 100, "after a second: %u %u",
-	      ioband_lat_count(&l.wait), ioband_lat_count(&l.dev));
+	/* a lone bio, its wait and its device time in different buckets */
+	ioband_lat_add(&l, 0, 7 * NS_PER_MS, 10 * NS_PER_SEC);
+	ioband_lat_age(&l, 11 * NS_PER_SEC + 9 * NS_PER_SEC / 10);
+	CHECK(lat_n(&l, IOBAND_LAT_WAIT) == 1 && lat_n(&l, IOBAND_LAT_DEV) == 1,
+	      "a lone bio 1.9 s on: %u %u", lat_n(&l, IOBAND_LAT_WAIT),
+	      lat_n(&l, IOBAND_LAT_DEV));
+	CHECK(lat_p(&l, IOBAND_LAT_DEV, 99) >= 7 * NS_PER_MS &&
+	      lat_p(&l, IOBAND_LAT_DEV, 99) * 4 <= 7 * NS_PER_MS * 5,
+	      "its device time 1.9 s on: %llu",
+	      (unsigned long long)lat_p(&l, IOBAND_LAT_DEV, 99));
 	ioband_lat_age(&l, 11 * NS_PER_SEC);
-	CHECK(ioband_lat_count(&l.wait) == 100, "a clock behind: %u",
-	      ioband_lat_count(&l.wait));
-	/* 2 s after the first: 12.5 s is 2.5 s on from 10 s, one more */
-	ioband_lat_age(&l, 12 * NS_PER_SEC + NS_PER_SEC / 2);
-	CHECK(ioband_lat_count(&l.wait) == 50, "after two seconds: %u",
-	      ioband_lat_count(&l.wait));
+	CHECK(lat_n(&l, IOBAND_LAT_DEV) == 1, "a clock behind: %u",
+	      lat_n(&l, IOBAND_LAT_DEV));
+	ioband_lat_age(&l, 12 * NS_PER_SEC);
+	CHECK(!lat_n(&l, IOBAND_LAT_WAIT) && !lat_n(&l, IOBAND_LAT_DEV),
+	      "the lone bio 2 s on: %u %u", lat_n(&l, IOBAND_LAT_WAIT),
+	      lat_n(&l, IOBAND_LAT_DEV));
+	CHECK(l.cur_start == 12 * NS_PER_SEC, "the second began at %llu",
+	      (unsigned long long)l.cur_start);
+
+	/* 50 of 5 ms in one second, 40 of 200 ms in the next: all count */
+	for (i = 0; i < 50; i++)
+		ioband_lat_add(&l, 5 * NS_PER_MS, 0, 12 * NS_PER_SEC + i);
 	for (i = 0; i < 40; i++)
-		ioband_lat_add(&l, 200 * NS_PER_MS, 0, 12 * NS_PER_SEC + NS_PER_SEC / 2);
-	CHECK(ioband_lat_percentile(&l.wait, 50) >= 5 * NS_PER_MS &&
-	      ioband_lat_percentile(&l.wait, 50) < 7 * NS_PER_MS,
-	      "p50 of 50 old of 5 ms and 40 new of 200 ms: %llu",
-	      (unsigned long long)ioband_lat_percentile(&l.wait, 50));
-	/* a second on, 25 old and 20 + 40 new: the new ones are the median */
-	for (i = 0; i < 40; i++)
-		ioband_lat_add(&l, 200 * NS_PER_MS, 0, 13 * NS_PER_SEC + NS_PER_SEC / 2);
-	CHECK(ioband_lat_count(&l.wait) == 85, "25 + 20 + 40: %u",
-	      ioband_lat_count(&l.wait));
-	CHECK(ioband_lat_percentile(&l.wait, 50) >= 200 * NS_PER_MS,
-	      "the new ones are the median: %llu",
-	      (unsigned long long)ioband_lat_percentile(&l.wait, 50));
+		ioband_lat_add(&l, 200 * NS_PER_MS, 0,
+			       13 * NS_PER_SEC + NS_PER_SEC / 2);
+	CHECK(lat_n(&l, IOBAND_LAT_WAIT) == 90, "50 + 40: %u",
+	      lat_n(&l, IOBAND_LAT_WAIT));
+	CHECK(lat_p(&l, IOBAND_LAT_WAIT, 50) >= 5 * NS_PER_MS &&
+	      lat_p(&l, IOBAND_LAT_WAIT, 50) < 7 * NS_PER_MS,
+	      "p50 of 50 x 5 ms and 40 x 200 ms: %llu",
+	      (unsigned long long)lat_p(&l, IOBAND_LAT_WAIT, 50));
+	/* a second on, the 50 are gone and 10 new of 1 ms come */
+	for (i = 0; i < 10; i++)
+		ioband_lat_add(&l, NS_PER_MS, 0, 14 * NS_PER_SEC + 1);
+	CHECK(lat_n(&l, IOBAND_LAT_WAIT) == 50, "40 + 10: %u",
+	      lat_n(&l, IOBAND_LAT_WAIT));
+	CHECK(lat_p(&l, IOBAND_LAT_WAIT, 50) >= 200 * NS_PER_MS,
+	      "the 200 ms ones are the median: %llu",
+	      (unsigned long long)lat_p(&l, IOBAND_LAT_WAIT, 50));
 	ioband_lat_age(&l, 40 * NS_PER_SEC);
-	CHECK(!ioband_lat_count(&l.wait) && !ioband_lat_count(&l.dev),
-	      "27 s on: %u left", ioband_lat_count(&l.wait));
-	CHECK(l.aged_to == 40 * NS_PER_SEC, "aged to %llu",
-	      (unsigned long long)l.aged_to);
+	CHECK(!lat_n(&l, IOBAND_LAT_WAIT) && !lat_n(&l, IOBAND_LAT_DEV),
+	      "26 s on: %u left", lat_n(&l, IOBAND_LAT_WAIT));
+	CHECK(l.cur_start == 40 * NS_PER_SEC, "the second began at %llu",
+	      (unsigned long long)l.cur_start);
 }
 
 /* A count stops at 65535 instead of wrapping to a few. */
@@ -165,11 +187,11 @@ static void lat_saturation(void)
 
 	for (i = 0; i < 70000; i++)
 		ioband_lat_add(&l, 3 * NS_PER_MS, 100000, 0);
-	CHECK(ioband_lat_count(&l.wait) == 65535, "count %u",
-	      ioband_lat_count(&l.wait));
-	CHECK(ioband_lat_percentile(&l.dev, 99) > 100000 &&
-	      ioband_lat_percentile(&l.dev, 99) <= 125000, "p99 %llu",
-	      (unsigned long long)ioband_lat_percentile(&l.dev, 99));
+	CHECK(lat_n(&l, IOBAND_LAT_WAIT) == 65535, "count %u",
+	      lat_n(&l, IOBAND_LAT_WAIT));
+	CHECK(lat_p(&l, IOBAND_LAT_DEV, 99) > 100000 &&
+	      lat_p(&l, IOBAND_LAT_DEV, 99) <= 125000, "p99 %llu",
+	      (unsigned long long)lat_p(&l, IOBAND_LAT_DEV, 99));
 }
 
 void lat_tests(void)
@@ -177,6 +199,6 @@ void lat_tests(void)
 	RUN(lat_bucket_edges);
 	RUN(lat_percentiles);
 	RUN(lat_rank);
-	RUN(lat_halving);
+	RUN(lat_windows);
 	RUN(lat_saturation);
 }

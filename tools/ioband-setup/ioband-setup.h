@@ -128,8 +128,8 @@ const struct group_stats *status_find(const struct ioband_status *s, int64_t id)
 
 /*
  * One group's line of the answer to the "latency" message: how many of
- * its bios are in the histograms (a sample, the counts halved every
- * second), and their medians and 99th percentiles, in microseconds (each
+ * its bios are in the histograms (a sample, of the current second and
+ * the one before it), and their medians and 99th percentiles, in microseconds (each
  * the upper edge of its bucket), of the time waited in ioband and of the
  * time the device below took.  All 0 when none was timed.
  */
