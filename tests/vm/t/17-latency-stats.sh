@@ -78,11 +78,12 @@ assert_eq "$(dmsetup status lsx | awk -v id="$idb" '{ for (i = 5; i <= NF; i += 
 	0 "b's delayed reads"
 
 # ---- two seconds with no I/O leave nothing ----------------------------------------
+# (b had 10 or more timed while its load ran, above; its last bio ended
+# before t1)
 ask
 n1=$(lat "$idb" 2)
 usecs
 t1=$REPLY
-[ "$n1" -gt 0 ] || fail "b timed nothing at the end of its load"
 while usecs && [ $((REPLY - t1)) -lt 2000000 ]; do
 	sleep 0.2
 done
