@@ -29,6 +29,7 @@ static const char *const type_names[IOBAND_NR_TYPES] = {
 	[IOBAND_TYPE_PID] = "pid",
 	[IOBAND_TYPE_PGRP] = "pgrp",
 	[IOBAND_TYPE_CGROUP] = "cgroup",
+	[IOBAND_TYPE_CGROUP_TREE] = "cgroup-tree",
 };
 
 static const char *const policy_names[IOBAND_NR_POLICIES] = {
@@ -339,6 +340,7 @@ int ioband_check_group_id(enum ioband_group_type type, s64 id,
 			goto bad;
 		return 0;
 	case IOBAND_TYPE_CGROUP:
+	case IOBAND_TYPE_CGROUP_TREE:
 		if (id < 1)
 			goto bad;
 		return 0;
@@ -442,6 +444,9 @@ int ioband_check_min_sum(const struct ioband_dg_conf *conf, u64 sum_kbps,
 }
 EXPORT_SYMBOL_GPL(ioband_check_min_sum);
 
+/* The errors that name every choice: a table's and a message's alike. */
+#define IOBAND_ERR_TYPE \
+	"unknown group type (none, user, uid, gid, pid, pgrp, cgroup, cgroup-tree)"
 /* The errors that name every parameter of a cost model. */
 #define IOBAND_ERR_MODEL_PART \
 	"a cost model needs all of rbps, rseqiops, rrandiops, wbps, wseqiops and wrandiops"
@@ -599,7 +604,7 @@ int ioband_parse_table(unsigned int argc, char **argv, struct ioband_table *t,
 	if (ioband_check_limits(&t->dg, error))
 		return -EINVAL;
 	if (ioband_parse_type(argv[3], &t->type)) {
-		*error = "unknown group type (none, user, uid, gid, pid, pgrp, cgroup)";
+		*error = IOBAND_ERR_TYPE;
 		return -EINVAL;
 	}
 	if (ioband_parse_policy(argv[4], &t->dg.policy)) {
@@ -783,7 +788,7 @@ int ioband_parse_message(unsigned int argc, char **argv,
 	if (!strcmp(argv[0], "type")) {
 		msg->kind = IOBAND_MSG_TYPE;
 		if (argc != 2 || ioband_parse_type(argv[1], &msg->type)) {
-			*error = "unknown group type (none, user, uid, gid, pid, pgrp, cgroup)";
+			*error = IOBAND_ERR_TYPE;
 			return -EINVAL;
 		}
 		return 0;
@@ -1297,7 +1302,7 @@ static void ioband_deactivate(struct ioband_sched *s, struct ioband_entity *e)
 {
 	ioband_idle_del(s, e);
 	e->active = false;
-	s->active_weight -= e->weight;
+	ioband_active_add(s, e, -(s64)e->weight);
 	s->nr_active--;
 }
 
@@ -1312,9 +1317,20 @@ static inline void ioband_expire_idle(struct ioband_sched *s, u64 now)
 void ioband_entity_set_weight(struct ioband_sched *s, struct ioband_entity *e,
 			      u32 weight)
 {
-	if (e->active)
-		s->active_weight += (u64)weight - e->weight;
-	s->total_weight += (u64)weight - e->weight;
+	s64 delta = (s64)weight - e->weight;
+
+	if (e->in_tree) {
+		/* whether it counts where it is does not change */
+		if (e->active)
+			e->tree_weight += delta;
+		if (e->tree_weight && e->parent)
+			e->parent->tree_weight += delta;
+		else if (e->tree_weight)
+			s->active_weight += delta;
+	} else if (e->active) {
+		s->active_weight += delta;
+	}
+	s->total_weight += delta;
 	e->weight = weight;
 	e->inv_weight = ioband_inv_weight(weight);
 	ioband_update_window(s);
@@ -1396,7 +1412,7 @@ static __always_inline void ioband_sched_arrive(struct ioband_sched *s,
 	if (!e->active) {
 		e->active = true;
 		e->parallel = false;
-		s->active_weight += e->weight;
+		ioband_active_add(s, e, e->weight);
 		s->nr_active++;
 	} else if (!ioband_entity_busy(e)) {
 		ioband_idle_del(s, e);
@@ -1415,6 +1431,116 @@ static __always_inline void ioband_sched_arrive(struct ioband_sched *s,
 	if (s->conf.policy == IOBAND_POLICY_WEIGHT_TIME)
 		ioband_time_arrive(e, now);
 }
+
+/* ---- the hierarchy ---------------------------------------------------------
+ *
+ * See "Hierarchy" in drivers/md/dm-ioband.c.  A node counts where it is
+ * (in its parent's tree_weight, or at the top in active_weight) with its
+ * own weight while its tree_weight is not 0: while it or a group below it
+ * is active.  Outside a tree (no parent, no children) that is while it is
+ * active, and tree_weight is not kept.
+ */
+
+/* What @e counts for where it is: its weight, or 0. */
+static u64 ioband_counted(const struct ioband_entity *e)
+{
+	bool counts = e->in_tree ? e->tree_weight : e->active;
+
+	return counts ? e->weight : 0;
+}
+
+/*
+ * @delta joins @e's tree_weight: its own activity, or a child that starts
+ * or stops counting.  Up the tree for as long as a node's counting changes.
+ */
+void ioband_tree_add(struct ioband_sched *s, struct ioband_entity *e,
+		     s64 delta)
+{
+	for (;;) {
+		bool counted = e->tree_weight;
+
+		e->tree_weight += delta;
+		if (counted == !!e->tree_weight)
+			return;
+		delta = e->tree_weight ? (s64)e->weight : -(s64)e->weight;
+		if (!e->parent) {
+			s->active_weight += delta;
+			return;
+		}
+		e = e->parent;
+	}
+}
+EXPORT_SYMBOL_GPL(ioband_tree_add);
+
+/* @e has or loses a parent or children: it enters or leaves the tree. */
+static void ioband_tree_update(struct ioband_entity *e)
+{
+	bool in = e->parent || e->nr_children;
+
+	/* entering, its children are still to come: only its own activity */
+	if (in && !e->in_tree)
+		e->tree_weight = e->active ? e->weight : 0;
+	e->in_tree = in;
+}
+
+/*
+ * @e, with everything below it, moves under @parent (NULL: to the top).
+ * The caller keeps the tree a tree and frees no parent that still has
+ * children.
+ */
+void ioband_entity_set_parent(struct ioband_sched *s, struct ioband_entity *e,
+			      struct ioband_entity *parent)
+{
+	s64 w = ioband_counted(e);
+	struct ioband_entity *old = e->parent;
+
+	if (old == parent)
+		return;
+	if (old)
+		ioband_tree_add(s, old, -w);
+	else
+		s->active_weight -= w;
+	e->parent = parent;
+	ioband_tree_update(e);
+	if (old) {
+		old->nr_children--;
+		ioband_tree_update(old);
+	}
+	if (parent) {
+		parent->nr_children++;
+		ioband_tree_update(parent);
+		ioband_tree_add(s, parent, w);
+	} else {
+		s->active_weight += w;
+	}
+}
+EXPORT_SYMBOL_GPL(ioband_entity_set_parent);
+
+/*
+ * 1 / the part of its top ancestor's weight that falls to @e, in
+ * IOBAND_VSCALE: its top ancestor's inverse weight, times at each level
+ * the active weight shared over the weight it was shared by (its own bios
+ * share its node's with its active children).  Every factor is at least
+ * 1, so no partial product exceeds the result: nothing overflows while
+ * that is at most IOBAND_VSCALE, and a share below a weight of 1 counts
+ * as 1.
+ */
+u64 ioband_tree_inv_weight(const struct ioband_entity *e)
+{
+	const struct ioband_entity *n;
+	u64 inv;
+
+	for (n = e; n->parent; n = n->parent)
+		;
+	inv = n->inv_weight;
+	if (e->tree_weight > e->weight)
+		inv = div64_u64(inv * e->tree_weight, e->weight);
+	for (n = e; n->parent && inv < IOBAND_VSCALE; n = n->parent)
+		inv = div64_u64(inv * max_t(u64, n->parent->tree_weight,
+					    n->weight), n->weight);
+	return min_t(u64, inv, IOBAND_VSCALE);
+}
+EXPORT_SYMBOL_GPL(ioband_tree_inv_weight);
 
 /* ---- range-bw --------------------------------------------------------------
  *
@@ -1740,7 +1866,8 @@ static __always_inline void ioband_sched_charge(struct ioband_sched *s,
 	if (!owed) {
 		ioband_sched_clock_advance(s, div64_u64((u64)cost * IOBAND_VSCALE,
 							s->active_weight));
-		ioband_entity_set_vtime(s, e, e->vtime + cost * e->inv_weight);
+		ioband_entity_set_vtime(s, e, e->vtime +
+					cost * ioband_entity_inv_weight(e));
 	}
 	/*
 	 * A group running alone sets the clock: when others join, it has
@@ -1986,7 +2113,8 @@ void ioband_sched_correct(struct ioband_sched *s, struct ioband_entity *e,
 
 	if (!d)
 		return;
-	ioband_entity_set_vtime(s, e, e->vtime + d * (s64)e->inv_weight);
+	ioband_entity_set_vtime(s, e, e->vtime +
+				d * (s64)ioband_entity_inv_weight(e));
 	if (s->active_weight) {
 		u64 delta = div64_u64((u64)(d < 0 ? -d : d) * IOBAND_VSCALE,
 				      s->active_weight);

@@ -447,6 +447,45 @@
  * would keep its wait and lose its device time).  The
  * "latency" message answers with a line per group, in status's order;
  * status itself keeps the ancestor's seven columns.
+ *
+ * 13. Hierarchy
+ *
+ * Under group type cgroup-tree a device's groups form the tree of their
+ * cgroups: a group's parent is the group of its cgroup's nearest ancestor
+ * that has one.  A bio still counts in the group of its cgroup's nearest
+ * configured ancestor (1.), as under type cgroup, but the weights are
+ * shared down the tree, as io.weight's are: the groups at the top of
+ * their trees (and every group of every other device of the device group)
+ * share the device group by their weights, and a group's share is divided
+ * among its own bios and its children that are active, by their weights.
+ * A parent's own bios count as one more child of the parent's weight, as
+ * CFQ's leaf_weight did by default.  A child that is idle leaves its
+ * share to its siblings first: p of weight 300 with children x (400) and
+ * y (200) against b (100) gives x, y and b 50 / 25 / 25 % of the device,
+ * and 75 / 0 / 25 with y idle, where the same groups flat (type cgroup)
+ * get 57 / 29 / 14 and 80 / 0 / 20.
+ *
+ * The scheduler stays flat: a group is charged in virtual time as if its
+ * weight were the part of its top ancestor's weight that falls to it (its
+ * weight over the active weight of its siblings and itself, at each level
+ * up), so its charges follow whoever is active at the moment of each
+ * charge.  Each group keeps the active weight at and below it (its own
+ * while it is active, and each child's that has anything active), and a
+ * group that starts or stops being active changes it up the tree only as
+ * far as a node's own counting changes; the clock's active weight is that
+ * of the tops.  A group outside any tree (every group of every other type)
+ * pays one test of a byte on its charges and activity; a charge in a tree
+ * walks to the top and back, a division a level.  A share below a weight
+ * of 1 counts as 1.
+ *
+ * The tree is built from the cgroups, pinned while their groups live,
+ * when the device goes live and again after every attach and detach: a
+ * walk of the device's groups, a batch at a time (9.), which also makes
+ * an attach O(groups).  A detached group's children move to its parent
+ * on that walk, and the group is freed when both its last bio has
+ * completed and its last child has moved, whichever comes last.  A group
+ * whose cgroup does not exist (or is not in the cgroup namespace of the
+ * task that attaches it) is at the top.  Trees do not span devices.
  */
 #include <linux/blk-cgroup.h>
 #include <linux/bio.h>
@@ -495,7 +534,10 @@ struct ioband_group {
 	u64 held_sectors;	/* of the bios in held and limit_wait */
 	struct ioband_limits limits;
 	bool limited;		/* a limit is set */
-	bool detached;		/* freed when its last bio completes */
+	/* freed when its last bio completes and no group is its child */
+	bool detached;
+	/* cgroup-tree: its cgroup, pinned, NULL if none had its id */
+	struct cgroup *cgrp;
 	struct ioband_stats stats;
 	/* see 12.: the jiffy of its last timed bio, and the histograms */
 	unsigned long lat_jiffy;
@@ -595,11 +637,16 @@ static s64 ioband_task_id(enum ioband_group_type type)
 	}
 }
 
+static bool ioband_type_cgroup(enum ioband_group_type type)
+{
+	return type == IOBAND_TYPE_CGROUP || type == IOBAND_TYPE_CGROUP_TREE;
+}
+
 /* The group types this kernel can classify by. */
 static int ioband_check_type(enum ioband_group_type type, char **error)
 {
-	if (!IS_ENABLED(CONFIG_CGROUPS) && type == IOBAND_TYPE_CGROUP) {
-		*error = "group type cgroup needs a kernel with CONFIG_CGROUPS";
+	if (!IS_ENABLED(CONFIG_CGROUPS) && ioband_type_cgroup(type)) {
+		*error = "group types cgroup and cgroup-tree need a kernel with CONFIG_CGROUPS";
 		return -EINVAL;
 	}
 	return 0;
@@ -781,10 +828,55 @@ static struct cgroup *ioband_bio_cgroup(struct ioband_device *d,
 	cgrp = ioband_page_cgroup(bio);
 	return cgrp ? cgrp : task_dfl_cgroup(current);
 }
+
+/* cgroup-tree: the cgroup whose id is @id, pinned; NULL if none is. */
+static struct cgroup *ioband_cgroup_get(s64 id)
+{
+	struct cgroup *cgrp = cgroup_get_from_id(id);
+
+	return IS_ERR(cgrp) ? NULL : cgrp;
+}
+
+static void ioband_cgroup_put(struct cgroup *cgrp)
+{
+	if (cgrp)
+		cgroup_put(cgrp);
+}
+
+/*
+ * The group of @d of @cgrp's nearest ancestor that has one, or NULL.
+ * dg->lock held: interrupts are off, an RCU read-side section, and
+ * @cgrp is pinned, which pins its ancestors.
+ */
+static struct ioband_group *ioband_cgroup_ancestor(struct ioband_device *d,
+						   struct cgroup *cgrp)
+{
+	struct ioband_group *g = NULL;
+
+	lockdep_assert_held(&d->dg->lock);
+	for (cgrp = cgroup_parent(cgrp); cgrp && !g; cgrp = cgroup_parent(cgrp))
+		g = xa_load(&d->groups, cgroup_id(cgrp));
+	return g;
+}
 #else
-/* The cgroup type is refused without cgroups. */
+/* The cgroup types are refused without cgroups. */
 static struct cgroup *ioband_bio_cgroup(struct ioband_device *d,
 					struct bio *bio, struct ioband_bio *ib)
+{
+	return NULL;
+}
+
+static struct cgroup *ioband_cgroup_get(s64 id)
+{
+	return NULL;
+}
+
+static void ioband_cgroup_put(struct cgroup *cgrp)
+{
+}
+
+static struct ioband_group *ioband_cgroup_ancestor(struct ioband_device *d,
+						   struct cgroup *cgrp)
 {
 	return NULL;
 }
@@ -807,7 +899,7 @@ static struct ioband_group *ioband_lookup(struct ioband_device *d,
 	if (!d->nr_groups || d->type == IOBAND_TYPE_NONE)
 		return &d->def;
 	/* cgroup ids are 64-bit and never reused, so they can be cached */
-	if (d->type == IOBAND_TYPE_CGROUP) {
+	if (ioband_type_cgroup(d->type)) {
 		cgrp = ioband_bio_cgroup(d, bio, ib);
 		id = cgroup_id(cgrp);
 	} else {
@@ -1006,6 +1098,22 @@ static void ioband_unhold(struct ioband_dg *dg, struct ioband_group *g,
 static struct ioband_group *to_group(struct ioband_entity *e)
 {
 	return container_of(e, struct ioband_group, ent);
+}
+
+static void ioband_group_destroy(struct ioband_group *g)
+{
+	ioband_cgroup_put(g->cgrp);
+	kfree(g);
+}
+
+/*
+ * A detached group is freed once its last bio has completed and the last
+ * of its children has moved to its parent, by whichever comes last: both
+ * happen under dg->lock, so exactly one caller sees both done.
+ */
+static bool ioband_group_drained(const struct ioband_group *g)
+{
+	return g->detached && !g->ent.nr_inflight && !g->ent.nr_children;
 }
 
 /* @bio of @g goes down: to the ready list, for the worker.  dg->lock held. */
@@ -1534,13 +1642,14 @@ static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 	drained = g->detached && !g->ent.nr_inflight;
 	if (drained)
 		ioband_entity_forget(s, &g->ent);
+	drained = drained && ioband_group_drained(g);
 	/* nothing held: nothing to release, no timer to set */
 	ready = s->heap_len && ioband_release_allowed(dg, now);
 	spin_unlock_irqrestore(&dg->lock, flags);
 	if (ready)
 		queue_work(dg->wq, &dg->submit_work);
 	if (drained)
-		kfree(g);
+		ioband_group_destroy(g);
 	return DM_ENDIO_DONE;
 }
 
@@ -1824,6 +1933,46 @@ static void ioband_walk_groups(struct ioband_device *d, ioband_group_fn fn,
 	} while (n == IOBAND_LOCK_BATCH && ++idx);
 }
 
+/* ---- the hierarchy (see 13.) --------------------------------------------- */
+
+/*
+ * dg->lock held: @g moves under the group of its nearest ancestor cgroup
+ * that has one, or to the top; a detached parent it leaves may be freed.
+ */
+static void ioband_group_relink(struct ioband_device *d, struct ioband_group *g,
+				void *unused)
+{
+	struct ioband_entity *old = g->ent.parent;
+	struct ioband_group *p = g->cgrp ? ioband_cgroup_ancestor(d, g->cgrp) :
+					   NULL;
+
+	lockdep_assert_held(&d->dg->lock);
+	ioband_entity_set_parent(&d->dg->sched, &g->ent, p ? &p->ent : NULL);
+	if (old && old != g->ent.parent && ioband_group_drained(to_group(old)))
+		ioband_group_destroy(to_group(old));
+}
+
+/*
+ * After groups came or went, or when the device goes live: every group of
+ * a live cgroup-tree device under its nearest configured ancestor.  A
+ * walk of all groups, a batch at a time (see 9.).  conf_lock held, so no
+ * group comes or goes meanwhile.
+ */
+static void ioband_tree_relink(struct ioband_device *d)
+{
+	lockdep_assert_held(&d->dg->conf_lock);
+	if (d->type == IOBAND_TYPE_CGROUP_TREE && d->live)
+		ioband_walk_groups(d, ioband_group_relink, NULL);
+}
+
+/* dg->lock held: @g leaves its tree, before its device's groups are freed. */
+static void ioband_group_unlink(struct ioband_device *d, struct ioband_group *g,
+				void *unused)
+{
+	lockdep_assert_held(&d->dg->lock);
+	ioband_entity_set_parent(&d->dg->sched, &g->ent, NULL);
+}
+
 /*
  * Adds attached groups to a device.  Called with conf_lock held and the
  * heap reserved.  Many groups come only from a table line, whose device
@@ -1848,6 +1997,8 @@ static int ioband_attach(struct ioband_device *d,
 			r = -ENOMEM;
 			goto fail;
 		}
+		if (d->type == IOBAND_TYPE_CGROUP_TREE)
+			gs[i]->cgrp = ioband_cgroup_get(confs[i].id);
 		r = ioband_alloc_fails(IOBAND_ALLOC_SLOT) ? -ENOMEM :
 			xa_reserve_irq(&d->groups, confs[i].id, GFP_KERNEL);
 		if (r)
@@ -1868,6 +2019,7 @@ static int ioband_attach(struct ioband_device *d,
 	}
 	dg->nr_entities += nr;
 	kvfree(gs);
+	ioband_tree_relink(d);
 	return 0;
 
 fail:
@@ -1875,8 +2027,8 @@ fail:
 	for (i = 0; i < nr; i++)
 		xa_release(&d->groups, confs[i].id);
 	spin_unlock_irq(&dg->lock);
-	for (i = 0; i < nr; i++)
-		kfree(gs[i]);
+	for (i = 0; i < nr && gs[i]; i++)
+		ioband_group_destroy(gs[i]);
 	kvfree(gs);
 	return r;
 }
@@ -1908,11 +2060,13 @@ static bool ioband_detach_locked(struct ioband_device *d,
 	ioband_unhold(d->dg, g, g->held_sectors);
 	ioband_limit_feed(d->dg, &d->def, now, now);
 	ioband_entity_exit(s, &g->ent);
+	/* its children follow it to the top until ioband_tree_relink() */
+	ioband_entity_set_parent(s, &g->ent, NULL);
 	g->detached = true;
 	if (g->ent.nr_inflight)
 		return false;
 	ioband_entity_forget(s, &g->ent);
-	return true;
+	return ioband_group_drained(g);
 }
 
 static int ioband_detach(struct ioband_device *d, s64 id)
@@ -1931,7 +2085,8 @@ static int ioband_detach(struct ioband_device *d, s64 id)
 	spin_unlock_irq(&dg->lock);
 	dg->nr_entities--;
 	if (free_now)
-		kfree(g);
+		ioband_group_destroy(g);
+	ioband_tree_relink(d);
 	ioband_kick(dg);
 	return 0;
 }
@@ -1946,7 +2101,7 @@ static void ioband_group_free(struct ioband_device *d, struct ioband_group *g,
 		     !bio_list_empty(&g->limit_wait) || g->ent.nr_inflight);
 	xa_erase(&d->groups, g->id);
 	ioband_group_leave(d, g);
-	kfree(g);
+	ioband_group_destroy(g);
 }
 
 static void ioband_dtr(struct dm_target *ti)
@@ -1955,6 +2110,9 @@ static void ioband_dtr(struct dm_target *ti)
 	struct ioband_dg *dg = d->dg;
 
 	mutex_lock(&dg->conf_lock);
+	/* no group may be freed while another is its child */
+	if (d->type == IOBAND_TYPE_CGROUP_TREE && d->live)
+		ioband_walk_groups(d, ioband_group_unlink, NULL);
 	ioband_walk_groups(d, ioband_group_free, NULL);
 	spin_lock_irq(&dg->lock);
 	ioband_group_leave(d, &d->def);
@@ -2277,6 +2435,7 @@ static void ioband_go_live(struct ioband_device *d)
 	list_add_tail(&d->dg_node, &dg->devices);
 	d->live = true;
 	spin_unlock_irq(&dg->lock);
+	ioband_tree_relink(d);
 }
 
 static void ioband_resume(struct dm_target *ti)

@@ -50,6 +50,7 @@ enum ioband_group_type {
 	IOBAND_TYPE_PID,
 	IOBAND_TYPE_PGRP,
 	IOBAND_TYPE_CGROUP,
+	IOBAND_TYPE_CGROUP_TREE,	/* cgroups, weights shared down the tree */
 	IOBAND_NR_TYPES
 };
 
@@ -222,6 +223,16 @@ struct ioband_entity {
 	/* limits: while the group's next bio waits for one (see Limits) */
 	u64 limit_due;		/* when that bio may go */
 	s32 limit_idx;		/* slot in the limited heap, -1 if none */
+	/*
+	 * The hierarchy (see "Hierarchy" in drivers/md/dm-ioband.c): the
+	 * group it shares a share with, NULL at the top, and while in_tree
+	 * (it has a parent or children) the weight active at and below it:
+	 * its own while active, plus each child's whose tree_weight is not 0.
+	 */
+	struct ioband_entity *parent;
+	u32 nr_children;
+	bool in_tree;
+	u64 tree_weight;
 };
 
 /*
@@ -296,7 +307,7 @@ struct ioband_sched {
 	u64 carry;		/* how far behind it a group may stay */
 	u64 total_weight;	/* all groups, busy or idle */
 	u32 nr_entities;	/* all groups */
-	u64 active_weight;	/* groups with bios held or in flight */
+	u64 active_weight;	/* active groups at the top of their trees */
 	u32 nr_inflight;
 	u64 idle_ns;		/* grace before an idle group stops counting */
 	u32 nr_active;		/* groups whose weight is in active_weight */
@@ -350,6 +361,37 @@ void ioband_entity_set_range(struct ioband_sched *s, struct ioband_entity *e,
 			     u32 min_kbps, u32 max_kbps, u64 now);
 void ioband_entity_exit(struct ioband_sched *s, struct ioband_entity *e);
 void ioband_entity_forget(struct ioband_sched *s, struct ioband_entity *e);
+void ioband_entity_set_parent(struct ioband_sched *s, struct ioband_entity *e,
+			      struct ioband_entity *parent);
+void ioband_tree_add(struct ioband_sched *s, struct ioband_entity *e,
+		     s64 delta);
+u64 ioband_tree_inv_weight(const struct ioband_entity *e);
+
+/*
+ * @e starts (@delta its weight) or stops (minus it) being active.  Outside
+ * a tree that is its weight in active_weight; inside, it goes up the tree
+ * as far as it changes whether a node counts.  Inline: every activation
+ * and every idle single stream's completion runs it.
+ */
+static inline void ioband_active_add(struct ioband_sched *s,
+				     struct ioband_entity *e, s64 delta)
+{
+	if (!e->in_tree)
+		s->active_weight += delta;
+	else
+		ioband_tree_add(s, e, delta);
+}
+
+/*
+ * What serving @e costs in virtual time per unit: 1 / its weight, or in a
+ * tree 1 / the part of its top ancestor's weight that falls to it.
+ */
+static inline u64 ioband_entity_inv_weight(const struct ioband_entity *e)
+{
+	if (!e->in_tree)
+		return e->inv_weight;
+	return ioband_tree_inv_weight(e);
+}
 
 /*
  * What a bio costs in tokens: one per bio under weight, its sectors under
@@ -481,7 +523,7 @@ static inline void ioband_sched_maybe_idle(struct ioband_sched *s,
 		return;
 	}
 	e->active = false;
-	s->active_weight -= e->weight;
+	ioband_active_add(s, e, -(s64)e->weight);
 	s->nr_active--;
 }
 

@@ -397,6 +397,10 @@ static void model_init(struct ds_model *m, struct ds_sim *sim)
 			}
 		}
 	}
+	for (i = 0; i < sim->nr_groups; i++)
+		if (sim->g[i].parent)
+			ioband_entity_set_parent(&m->s, &m->ent[i],
+						 &m->ent[sim->g[i].parent - 1]);
 	if (sim->change_at_ns)
 		ev_push(m, sim->change_at_ns, EV_CHANGE, -1);
 	sim->busy_ns = sim->total_ios = 0;

@@ -58,6 +58,7 @@ int main(void)
 	devtime_tests();
 	limit_tests();
 	lat_tests();
+	tree_tests();
 	printf("%d passed, %d failed\n", passed, failed);
 	if (unit_fault && !strcmp(unit_fault, "exit"))
 		return 3;

@@ -30,5 +30,6 @@ void range_tests(void);
 void devtime_tests(void);
 void limit_tests(void);
 void lat_tests(void);
+void tree_tests(void);
 
 #endif

@@ -82,13 +82,13 @@ static unsigned int rn(unsigned int n)
 /* ---- the model ------------------------------------------------------------ */
 
 enum { POL_WEIGHT, POL_IOSIZE, POL_RANGE, POL_TIME, NR_POL };
-enum { T_NONE, T_USER, T_GID, T_PID, T_PGRP, T_CGROUP, NR_T };
+enum { T_NONE, T_USER, T_GID, T_PID, T_PGRP, T_CGROUP, T_CGROUP_TREE, NR_T };
 
 static const char *const pol_names[NR_POL] = {
 	"weight", "weight-iosize", "range-bw", "weight-time"
 };
 static const char *const type_names[NR_T] = {
-	"none", "user", "gid", "pid", "pgrp", "cgroup"
+	"none", "user", "gid", "pid", "pgrp", "cgroup", "cgroup-tree"
 };
 
 /* io.max's kinds, in the order the target prints them */
@@ -232,6 +232,7 @@ static int id_fits(int type, s64 id)
 	case T_PGRP:
 		return id >= 1 && id <= 4 * 1024 * 1024;
 	case T_CGROUP:
+	case T_CGROUP_TREE:
 		return id >= 1;
 	}
 	return 0;
@@ -782,7 +783,7 @@ static const char *const words[] = {
 	"weight", "range-bw", "type", "policy", "attach", "detach", "reset",
 	"latency",
 	"token", "carryover", "io_throttle", "io_limit", "bandwidth",
-	"none", "user", "uid", "gid", "pid", "pgrp", "cgroup",
+	"none", "user", "uid", "gid", "pid", "pgrp", "cgroup", "cgroup-tree",
 	"weight-iosize", "weight-time", ":", ":0", ":100", ":0:0", ":1:0",
 	"1000:80", "0:1", "-1:5", "-1", "1:2:3", "bandwidth=0",
 	"bandwidth=1000", "bandwidth=4294967295", "bandwidth=4294967296",

@@ -29,7 +29,7 @@ static int device_and_group(const char *namearg, const char *spec, struct dev_st
 	rc = load_ioband(name, d, false);
 	if (rc)
 		goto fail;
-	if (d->t.type == GT_CGROUP) {
+	if (gtype_cgroup(d->t.type)) {
 		*path = group_path(spec);
 		if (*path) {
 			*gid = cgroup_id_of(*path);
@@ -258,7 +258,7 @@ static int cmd_set_attach(int argc, char **argv, bool attach)
 	}
 	note("%s: %s%s%s", d.name, label, attached_now ? " attached" : "",
 	     set_summary(&v, d.t.policy == POL_RANGE_BW, sum, sizeof(sum)));
-	rc = gid == DEFAULT_GROUP || d.t.type != GT_CGROUP ? EX_OK :
+	rc = gid == DEFAULT_GROUP || !gtype_cgroup(d.t.type) ? EX_OK :
 	     record_value(d.name, path, gid, has_value || attach ? &v : NULL);
 out:
 	if (d.wraps)
@@ -320,7 +320,7 @@ int cmd_detach(int argc, char **argv)
 	if (rc)
 		goto out;
 	e = path ? pg_find(&s, d.name, path) :
-	    d.t.type == GT_CGROUP ? pg_find_id(&s, d.name, gid) : NULL;
+	    gtype_cgroup(d.t.type) ? pg_find_id(&s, d.name, gid) : NULL;
 	if ((!path || gid) && table_find(&d.t, gid))
 		ids[n++] = gid;
 	if (e && e->id && e->id != gid && table_find(&d.t, e->id))

@@ -742,7 +742,7 @@ int resolve_group(enum gtype type, const char *spec, int64_t *id)
 	int rc;
 
 	sys_resolver(&r);
-	if (type == GT_CGROUP && !r.cgroup_root && strcmp(spec, "default") &&
+	if (gtype_cgroup(type) && !r.cgroup_root && strcmp(spec, "default") &&
 	    strcmp(spec, "-1") && strspn(spec, "0123456789") != strlen(spec))
 		return errorf(EX_NOTFOUND, "group '%s': cgroup2 is not mounted", spec);
 	rc = group_spec_resolve(type, spec, &r, id, err, sizeof(err));
@@ -823,7 +823,7 @@ int build_table(const struct setup_opts *o, const char *device, const char *defa
 
 	memset(paths, 0, sizeof(*paths));
 	for (i = 0; i < o->ngroups; i++)
-		gpath[i] = type == GT_CGROUP ?
+		gpath[i] = gtype_cgroup(type) ?
 			   group_path(o->groups[i].spec) : NULL;
 	for (i = 0; i < o->ngroups && !rc; i++) {
 		if (type == GT_NONE && o->type < 0 && strcmp(o->groups[i].spec, "default") &&
@@ -883,7 +883,7 @@ int send_message(const char *name, const char *msg)
 char *diff_name(enum gtype type, int64_t id, void *ctx)
 {
 	struct diff_names *dn = ctx;
-	struct pg_entry *e = type == GT_CGROUP ? pg_find_id(&dn->s, dn->dev, id) : NULL;
+	struct pg_entry *e = gtype_cgroup(type) ? pg_find_id(&dn->s, dn->dev, id) : NULL;
 
 	return e ? xstrdup(e->path) : group_display_name(type, id, true);
 }

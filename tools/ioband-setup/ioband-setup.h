@@ -40,7 +40,15 @@ enum {
 #define DEFAULT_GROUP		(-1LL)
 #define DM_NAME_MAX		127
 
-enum gtype { GT_NONE, GT_USER, GT_GID, GT_PID, GT_PGRP, GT_CGROUP, GT_NR };
+enum gtype {
+	GT_NONE, GT_USER, GT_GID, GT_PID, GT_PGRP, GT_CGROUP, GT_CGROUP_TREE, GT_NR
+};
+
+/* cgroup and cgroup-tree: groups are cgroups, named by their paths */
+static inline bool gtype_cgroup(enum gtype type)
+{
+	return type == GT_CGROUP || type == GT_CGROUP_TREE;
+}
 enum policy { POL_WEIGHT, POL_WEIGHT_IOSIZE, POL_RANGE_BW, POL_WEIGHT_TIME, POL_NR };
 /* A new device group's policy when none is given: weights in device time */
 #define DEFAULT_POLICY		POL_WEIGHT_TIME

@@ -302,7 +302,8 @@ char *group_display_name(enum gtype type, int64_t id, bool rewalk)
 	case GT_PID:
 	case GT_PGRP:
 		return comm_of(id);
-	case GT_CGROUP: {
+	case GT_CGROUP:
+	case GT_CGROUP_TREE: {
 		const char *p = cgroup_path_of(id, rewalk);
 
 		return p ? xstrdup(p) : NULL;

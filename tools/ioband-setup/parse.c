@@ -16,6 +16,7 @@
 const char *const gtype_names[GT_NR] = {
 	[GT_NONE] = "none", [GT_USER] = "user", [GT_GID] = "gid",
 	[GT_PID] = "pid", [GT_PGRP] = "pgrp", [GT_CGROUP] = "cgroup",
+	[GT_CGROUP_TREE] = "cgroup-tree",
 };
 
 const char *const policy_names[POL_NR] = {
@@ -182,6 +183,7 @@ int64_t gid_max(enum gtype type)
 	case GT_PGRP:
 		return 4194304;
 	case GT_CGROUP:
+	case GT_CGROUP_TREE:
 		return INT64_MAX;
 	default:
 		return 0;
@@ -1054,7 +1056,8 @@ int group_spec_resolve(enum gtype type, const char *spec, const struct resolver 
 		}
 		*id = v;
 		return 0;
-	case GT_CGROUP: {
+	case GT_CGROUP:
+	case GT_CGROUP_TREE: {
 		const char *root = r->cgroup_root ? r->cgroup_root : "/sys/fs/cgroup";
 		char *path;
 		int rc;
@@ -1213,7 +1216,7 @@ int setup_opts_set(struct setup_opts *o, const char *key, const char *val,
 	if (!strcmp(key, "type")) {
 		x = gtype_parse(val);
 		if (x < 0) {
-			ERR("unknown group type '%s' (none, user, uid, gid, pid, pgrp, cgroup)", val);
+			ERR("unknown group type '%s' (none, user, uid, gid, pid, pgrp, cgroup, cgroup-tree)", val);
 			return -1;
 		}
 		o->type = x;

@@ -92,7 +92,7 @@ static int write_options(FILE *f, const struct dev_state *d, const char *default
 		opt_add(&w, "%s=%llu", model_keys[i], (unsigned long long)t->model[i]);
 	for (i = 0; i < t->ngroups; i++) {
 		const struct group_conf *g = &t->groups[i];
-		struct pg_entry *pe = t->type == GT_CGROUP ? pg_find_id(s, d->name, g->id) : NULL;
+		struct pg_entry *pe = gtype_cgroup(t->type) ? pg_find_id(s, d->name, g->id) : NULL;
 		char *name = pe ? xstrdup(pe->path) : group_display_name(t->type, g->id, true);
 
 		/* a pid's command is no name for it */

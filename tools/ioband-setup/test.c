@@ -266,6 +266,14 @@ static void test_tables(void)
 	free(f);
 	CHECK(table_find(&t, 7) && table_find(&t, 7)->weight == 5 && !table_find(&t, 8) &&
 	      table_find(&t, -1) == &t.def, "find");
+	CHECK(!table_parse("8:16 data 0 128 cgroup-tree weight-time 256 :100 1000:300 1001:2",
+			   &u, err, sizeof(err)) && u.type == GT_CGROUP_TREE && u.ngroups == 2,
+	      "cgroup-tree: %s", err);
+	f = table_format(&u);
+	CHECK(!strcmp(f, "8:16 data 0 128 cgroup-tree weight-time 256 :100 1000:300 1001:2"),
+	      "format: %s", f);
+	free(f);
+	table_free(&u);
 
 	CHECK(!table_parse("8:16 data 0 128 none weight-time 256 :40", &u, err, sizeof(err)) &&
 	      u.policy == POL_WEIGHT_TIME && u.def.weight == 40, "weight-time table: %s", err);
@@ -698,6 +706,7 @@ static void test_names(void)
 	CHECK(dm_name_valid("vg0-home") && !dm_name_valid("a/b") && !dm_name_valid("a b") &&
 	      !dm_name_valid("..") && !dm_name_valid(""), "dm names");
 	CHECK(gtype_parse("uid") == GT_USER && gtype_parse("cgroup") == GT_CGROUP &&
+	      gtype_parse("cgroup-tree") == GT_CGROUP_TREE &&
 	      gtype_parse("x") < 0 && policy_parse("range-bw") == POL_RANGE_BW, "parsers");
 	{
 		uint32_t v;

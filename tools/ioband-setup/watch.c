@@ -317,7 +317,7 @@ static int reconcile(struct pg_state *s, int ifd)
 			continue;
 		if (load_ioband(s->e[i].dev, &d, true))
 			continue;
-		if (d.t.type != GT_CGROUP) {
+		if (!gtype_cgroup(d.t.type)) {
 			dev_state_free(&d);
 			continue;
 		}
