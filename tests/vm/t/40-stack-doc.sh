@@ -12,7 +12,7 @@
 . /tests/t/stack.inc
 require fio
 
-for p in /dev/sdc /dev/sdd1; do
+for p in /dev/sdc /dev/sdd1 /dev/sde; do
 	[ -e $p ] && skip "$p exists in this VM; the example's names are taken"
 done
 # 1 ms a request: the tracepoint example's readers keep more bios in
@@ -21,6 +21,8 @@ nc=$(stk_nullb sdoc0 64 completion_nsec=1000000 hw_queue_depth=4)
 nd=$(stk_nullb sdoc1 16)
 ln -s "$nc" /dev/sdc && on_exit "rm -f /dev/sdc"
 ln -s "$nd" /dev/sdd1 && on_exit "rm -f /dev/sdd1"
+ne=$(stk_nullb sdoc2 16)
+ln -s "$ne" /dev/sde && on_exit "rm -f /dev/sde"
 szc=$(blockdev --getsz "$nc")
 devc=$(cat /sys/block/"${nc#/dev/}"/dev)
 doc_load
@@ -127,6 +129,17 @@ doc_run users
 assert_eq "$(dmsetup table home)" \
 	"0 $(blockdev --getsz "$nd") ioband $(cat /sys/block/"${nd#/dev/}"/dev) home 0 128 user weight 256 :100 1000:300 1001:100" \
 	"the users example's table"
+
+# ---- a tree of cgroups ------------------------------------------------------------------------
+on_exit "dmsetup remove --retry sites"
+on_exit "rmdir $CG_ROOT/web/a $CG_ROOT/web/b"
+doc_run tree
+want="0 $(blockdev --getsz "$ne") ioband $(cat /sys/block/"${ne#/dev/}"/dev) sites 0 128 cgroup-tree weight-time 256 :100"
+# the groups in id order, as dmsetup table prints them
+want+=$(for g in web:300 web/a:400 web/b:200 batch:100; do
+	echo " $(stat -c %i "$CG_ROOT/${g%:*}"):${g#*:}"
+done | sort -n -t: -k1,1 | tr -d '\n')
+assert_eq "$(dmsetup table sites)" "$want" "the tree example's table"
 
 # ---- a cost model -----------------------------------------------------------------------------
 doc_run cost-model
