@@ -2415,34 +2415,61 @@ void ioband_limit_set(struct ioband_limit *l, u64 rate, u64 burst_ns,
 EXPORT_SYMBOL_GPL(ioband_limit_set);
 
 /*
+ * Where the budget of @ls's limit @k for a bio of @bytes that came at
+ * @at ends: the bio may go then, and the limit is paid to then if it
+ * does.  0 if the limit is not set.
+ */
+static __always_inline u64 ioband_limit_end(const struct ioband_limits *ls,
+					    enum ioband_limit_kind k,
+					    u32 bytes, u64 at)
+{
+	const struct ioband_limit *l = &ls->lim[k];
+	u64 span;
+
+	if (!l->rate)
+		return 0;
+	span = ioband_limit_span(ls, k, bytes);
+	return ioband_limit_start(l, span, at) + span;
+}
+
+/* The later of @due and @end, a limit's end (0: not set). */
+static inline u64 ioband_limit_later(u64 due, u64 end)
+{
+	return end && ioband_vt_before(due, end) ? end : due;
+}
+
+/*
  * A bio of @bytes, a write if @write, came at @at: when may it go under
  * the limits of @ls?  If that is by @now, each limit that applies pays
- * its span from @at (one pass over them: map()'s path).  Returns the time
- * it may go; after @now, nothing is charged.
+ * its span from @at (one pass over them: map()'s path, four kinds
+ * written out, so that nothing is indexed or kept on the stack).
+ * Returns the time it may go; after @now, nothing is charged.
  */
 u64 ioband_limits_take(struct ioband_limits *ls, bool write, u32 bytes,
 		       u64 at, u64 now)
 {
-	const u8 *kinds = ioband_limit_kinds[write];
-	u64 to[IOBAND_LIMITS_PER_DIR], due = at;
-	int i;
+	enum ioband_limit_kind kb = write ? IOBAND_LIMIT_WBPS : IOBAND_LIMIT_RBPS;
+	enum ioband_limit_kind ki = write ? IOBAND_LIMIT_WIOPS : IOBAND_LIMIT_RIOPS;
+	u64 end_bps = ioband_limit_end(ls, IOBAND_LIMIT_BPS, bytes, at);
+	u64 end_dbps = ioband_limit_end(ls, kb, bytes, at);
+	u64 end_iops = ioband_limit_end(ls, IOBAND_LIMIT_IOPS, bytes, at);
+	u64 end_diops = ioband_limit_end(ls, ki, bytes, at);
+	u64 due = at;
 
-	for (i = 0; i < IOBAND_LIMITS_PER_DIR; i++) {
-		const struct ioband_limit *l = &ls->lim[kinds[i]];
-		u64 span;
-
-		if (!l->rate)
-			continue;
-		span = ioband_limit_span(ls, kinds[i], bytes);
-		to[i] = ioband_limit_start(l, span, at) + span;
-		if (ioband_vt_before(due, to[i]))
-			due = to[i];
-	}
+	due = ioband_limit_later(due, end_bps);
+	due = ioband_limit_later(due, end_dbps);
+	due = ioband_limit_later(due, end_iops);
+	due = ioband_limit_later(due, end_diops);
 	if (ioband_vt_before(now, due))
 		return due;
-	for (i = 0; i < IOBAND_LIMITS_PER_DIR; i++)
-		if (ls->lim[kinds[i]].rate)
-			ls->lim[kinds[i]].paid_to = to[i];
+	if (end_bps)
+		ls->lim[IOBAND_LIMIT_BPS].paid_to = end_bps;
+	if (end_dbps)
+		ls->lim[kb].paid_to = end_dbps;
+	if (end_iops)
+		ls->lim[IOBAND_LIMIT_IOPS].paid_to = end_iops;
+	if (end_diops)
+		ls->lim[ki].paid_to = end_diops;
 	return due;
 }
 EXPORT_SYMBOL_GPL(ioband_limits_take);

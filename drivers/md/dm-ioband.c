@@ -1464,9 +1464,8 @@ enum ioband_limits_verdict {
  */
 static noinline enum ioband_limits_verdict
 ioband_map_limited(struct ioband_dg *dg, struct ioband_group *g,
-		   struct bio *bio, bool bypass)
+		   struct bio *bio, struct ioband_bio *ib, bool bypass)
 {
-	struct ioband_bio *ib = dm_per_bio_data(bio, sizeof(*ib));
 	u64 now = ktime_get_ns(), due = 0;
 
 	if (bypass) {
@@ -1546,7 +1545,7 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	/* limit_wait's bios count in held_sectors: none wait while it is 0 */
 	if (unlikely(g->limited ||
 		     (g->held_sectors && !bio_list_empty(&g->limit_wait)))) {
-		switch (ioband_map_limited(dg, g, bio, bypass)) {
+		switch (ioband_map_limited(dg, g, bio, ib, bypass)) {
 		case IOBAND_LIMITS_PASS:
 			break;
 		case IOBAND_LIMITS_WAIT:

@@ -152,9 +152,10 @@ static void tree_sim(struct ds_sim *sim, const bool busy[4], bool tree)
 		sim->g[i].procs = busy[i] ? 4 : 0;
 		sim->g[i].iodepth = 4;
 	}
-	if (tree)
+	if (tree) {
 		sim->g[1].parent = 1;
 		sim->g[2].parent = 1;
+	}
 	ds_run(sim);
 }
 
