@@ -4,10 +4,13 @@
 # verifying fio loop and a writer keeping 4 bios queued), while one dmmsg
 # process runs $CYCLES cycles of: messages (weights, carryover, range-bw,
 # limits, reset), detach and attach of two groups (one of them under an
-# IOPS limit that holds its bios), suspend/resume, and a table reload
-# (load, suspend, resume) with other weights and a limit; every tenth cycle all
-# groups are detached, the group type switched and switched back, and
-# the groups attached again.  Meanwhile a shell creates a second device in
+# IOPS limit that holds its bios) and of their parent, suspend/resume,
+# and a table reload (load, suspend, resume) with other weights and a
+# limit; every tenth cycle all groups are detached, the group type
+# switched and switched back, and the groups attached again.  The type
+# is cgroup-tree, and c and d are the children of a cgroup p with no
+# processes of its own, whose group is detached while they hold bios (it
+# is freed by the walk that moves them to the top) and attached again.  Meanwhile a shell creates a second device in
 # the same device group, writes through it, reloads it and removes it,
 # again and again.  The trace (ioband_map, ioband_hold, ioband_release and
 # dmmsg's marks) must show: at least $CYCLES suspend/resume cycles and
@@ -30,16 +33,19 @@ nb=$(nullb_create storm0 192 1000000 4 1)
 nb2=$(nullb_create storm1 192 1000000 4 0)
 sz=$(blockdev --getsz "$nb")
 sz2=$(blockdev --getsz "$nb2")
+# c and d are p's children; p has no processes
+cgpath() { case $1 in c | d) echo "storm-p/storm-$1" ;; *) echo "storm-$1" ;; esac; }
 ids=()
 for c in a b c d; do
-	cg_create "storm-$c" >/dev/null
-	ids+=("$(stat -c %i /sys/fs/cgroup/storm-$c)")
+	cg_create "$(cgpath $c)" >/dev/null
+	ids+=("$(stat -c %i "/sys/fs/cgroup/$(cgpath $c)")")
 done
 A=${ids[0]} B=${ids[1]} C=${ids[2]} D=${ids[3]}
+P=$(stat -c %i /sys/fs/cgroup/storm-p)
 # io_limit 1: with one bio in flight, every other bio waits in ioband
 IOLIMIT=1
-table() { echo "0 $sz ioband $nb stormdg 0 $IOLIMIT cgroup weight 2 :$1 $A:$2 $B:$3 $C:$4 $D:$5"; }
-dev=$(dm_create storm "$(table 100 400 200 100 300)")
+table() { echo "0 $sz ioband $nb stormdg 0 $IOLIMIT cgroup-tree weight 2 :$1 $A:$2 $B:$3 $C:$4 $D:$5 $P:$6"; }
+dev=$(dm_create storm "$(table 100 400 200 100 300 500)")
 for d in "$nb" "$nb2"; do rel_below_prepare "$d"; done
 below0=$(rel_below_ios "$nb")
 below20=$(rel_below_ios "$nb2")
@@ -56,12 +62,12 @@ rel_trace_start ioband/ioband_map
 n=0
 keepers=
 for c in a b c d; do
-	rel_loop_start $c cg_run "storm-$c" timeout 500 fio --name="$c" \
+	rel_loop_start $c cg_run "$(cgpath $c)" timeout 500 fio --name="$c" \
 		--filename="$dev" --rw=randwrite --bs=4k --size=256k \
 		--offset=$((n * 32))m --offset_increment=8m --numjobs=2 \
 		--direct=1 --ioengine=psync --verify_fatal=1 --group_reporting
 	# (sh execs fio: $! is fio's pid, for the kill below)
-	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "/sys/fs/cgroup/storm-$c" \
+	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "/sys/fs/cgroup/$(cgpath $c)" \
 		fio --name="k$c" --filename="$dev" --rw=randwrite \
 		--bs=4k --size=8m --offset=$((n * 32 + 16))m --direct=1 \
 		--ioengine=libaio --iodepth=4 --time_based --runtime=550 \
@@ -78,7 +84,8 @@ done
 # just attached again had often only one bio of its own held, which
 # could go down just before the detach.
 awk -v seed="$RANDOM" -v cycles="$CYCLES" -v a="$A" -v b="$B" -v c="$C" \
-	-v d="$D" -v tbl="0 $sz ioband $nb stormdg 0 $IOLIMIT cgroup weight 2" 'BEGIN {
+	-v d="$D" -v p="$P" \
+	-v tbl="0 $sz ioband $nb stormdg 0 $IOLIMIT cgroup-tree weight 2" 'BEGIN {
 	srand(seed)
 	split(a " " b " " c " " d, all, " ")
 	for (i = 1; i <= cycles; i++) {
@@ -92,19 +99,24 @@ awk -v seed="$RANDOM" -v cycles="$CYCLES" -v a="$A" -v b="$B" -v c="$C" \
 		       (int(rand() * 8) + 1) * 1048576, int(rand() * 200) + 1
 		printf "msg storm limit %s/wiops=50\n", c
 		printf "held storm 2\nsuspend storm\nresume storm\n"
+		# p holds nothing of its own: its children move to the top
+		printf "msg storm detach %s\n", p
 		detach(c); detach(d)
 		printf "msg storm attach %s\nmsg storm weight %s:%d\n", c, c, w()
 		printf "msg storm attach %s\n", d
+		printf "msg storm attach %s\nmsg storm weight %s:%d\n", p, p, w()
 		printf "msg storm reset\n"
-		printf "load storm %s :%d %s:%d/%s %s:%d %s:%d %s:%d\n", tbl, w(),
-		       a, w(), lim(), b, w(), c, w(), d, w()
+		printf "load storm %s :%d %s:%d/%s %s:%d %s:%d %s:%d %s:%d\n", tbl,
+		       w(), a, w(), lim(), b, w(), c, w(), d, w(), p, w()
 		printf "held storm 2\nsuspend storm\nresume storm\n"
 		if (i % 10 == 0) {
+			printf "msg storm detach %s\n", p
 			for (j = 1; j <= 4; j++)
 				detach(all[j])
-			printf "msg storm type gid\nmsg storm type cgroup\n"
+			printf "msg storm type gid\nmsg storm type cgroup-tree\n"
 			for (j = 1; j <= 4; j++)
 				printf "msg storm attach %s\n", all[j]
+			printf "msg storm attach %s\n", p
 		}
 	}
 }
@@ -164,7 +176,7 @@ holds=$(rel_trace_balance)
 # line is presuspend releasing a held bio; a bio held in a group and
 # released from another was moved by that group's next detach.
 # shellcheck disable=SC2046 # nine numbers
-set -- $(awk -v dg=stormdg '
+set -- $(awk -v dg=stormdg -v parent="$P" '
 function field(name,   i) {
 	for (i = 1; i <= NF; i++)
 		if (index($i, name "=") == 1)
@@ -177,7 +189,8 @@ function field(name,   i) {
 	sub(/.* dmmsg op [0-9]+: /, "", s)
 	split(s, wd, " ")
 	op = wd[1]; optask = task; rel = 0; opline = $0
-	det = op == "msg" && wd[3] == "detach" ? wd[4] : ""
+	# the parent holds nothing to move when detached: not counted
+	det = op == "msg" && wd[3] == "detach" && wd[4] != parent ? wd[4] : ""
 	next
 }
 / tracing_mark_write: dmmsg done / {
