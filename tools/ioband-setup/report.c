@@ -48,7 +48,7 @@ const size_t list_ncols = sizeof(list_cols) / sizeof(list_cols[0]);
 const struct report_col group_cols[] = {
 	GROUP_CONF_COLS,
 	{ "share", "SHARE", true, false,
-	  "weight over the device group's sum of weights (JSON: a fraction)" },
+	  "weight over the device group's sum of weights (JSON: a fraction; -: cgroup-tree)" },
 	{ "reads", "READS", true, false, "reads" },
 	{ "delayed_reads", "R-DELAYED", true, false, "reads ioband held back" },
 	{ "read_sectors", "READ-@", true, true, "data read (JSON: sectors)" },

@@ -336,7 +336,8 @@ int cmd_show(int argc, char **argv)
 		char text[16], json[16];
 
 		report_group_conf(r, g->id, gname, c, range);
-		if (range) {
+		/* in a tree, a share depends on which groups are active */
+		if (range || d.t.type == GT_CGROUP_TREE) {
 			report_cell(r, "-", NULL);
 		} else {
 			snprintf(text, sizeof(text), "%.1f%%", 100 * share);

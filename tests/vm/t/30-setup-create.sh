@@ -105,6 +105,21 @@ assert_eq "$2 $3" "- 100" "user 1001 has no name"
 set -- $(echo "$out" | awk '$1 == 0')
 assert_eq "$2" "root" "user 0 named"
 
+# cgroup-tree: cgroup paths as for cgroup; no share, which depends on
+# which children are busy
+cga=$(cg_create sc-web/a)
+ida=$(stat -c %i "$cga")
+nb4=$(nullb_create sc4 32)
+mm4=$(cat /sys/block/${nb4#/dev/}/dev)
+expect 0 ioband-setup create d4 "$nb4" -t cgroup-tree -g sc-web=300 -g sc-web/a=400
+on_exit "dmsetup remove d4"
+assert_eq "$(dmsetup table d4 | cut -d' ' -f4-)" "$mm4 d4 0 128 cgroup-tree weight-time 256 :100 $idw:300 $ida:400" "table of d4"
+expect 0 ioband-setup show d4
+contains "group type:    cgroup-tree"
+set -- $(echo "$out" | awk '$2 == "/sc-web/a"')
+assert_eq "$1 $3 $4" "$ida 400 -" "show row of sc-web/a"
+expect 0 ioband-setup -q remove d4
+
 # ---- list ------------------------------------------------------------------------------
 dm_create sc-lin "0 8 linear $nb2 0" >/dev/null	# not ioband: not listed
 expect 0 ioband-setup list
