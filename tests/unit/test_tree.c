@@ -139,71 +139,50 @@ static void tree_flat_exact(void)
 
 /*
  * On the ssd profile, readers: group 0 (weight 300) is the parent of 1
- * and 2 (2:1), 3 (weight 100) its sibling.  @busy: which of them send.
+ * (400) and 2 (200), so 2:1, and 3 (100) its sibling.  Each case says
+ * which groups send and each one's share of device time, within 2 points.
  */
-static void tree_sim(struct ds_sim *sim, const bool busy[4], bool tree)
-{
-	static const u32 weights[4] = { 300, 400, 200, 100 };
-	u32 i;
+struct tree_case {
+	const char *what;
+	bool busy[4];
+	double want[4];
+};
 
-	ds_setup(sim, "ssd", 4);
-	for (i = 0; i < 4; i++) {
-		sim->g[i].weight = weights[i];
-		sim->g[i].procs = busy[i] ? 4 : 0;
-		sim->g[i].iodepth = 4;
-	}
-	if (tree) {
-		sim->g[1].parent = 1;
-		sim->g[2].parent = 1;
-	}
-	ds_run(sim);
-}
+static const struct tree_case tree_cases[] = {
+	/* flat weights 400:200:100 would give 57 / 29 / 14 */
+	{ "children 2:1 of 300 against 100", { false, true, true, true },
+	  { 0, 50, 25, 25 } },
+	/* flat: 80 / 20 */
+	{ "a child idle: its share to its sibling first",
+	  { false, true, false, true }, { 0, 75, 0, 25 } },
+	/* the parent's own bios: 300 x 300 / 900 = 100 of 400 */
+	{ "a parent with bios of its own", { true, true, true, true },
+	  { 25, 33.3, 16.7, 25 } },
+};
 
-static void tree_check(const char *what, const struct ds_sim *sim,
-		       const double want[4])
-{
-	u32 i;
-
-	for (i = 0; i < 4; i++)
-		CHECK(ds_share(sim, i) > want[i] - 2 && ds_share(sim, i) < want[i] + 2,
-		      "%s: group %u has %.1f %% of device time for %.1f", what,
-		      i, ds_share(sim, i), want[i]);
-}
-
-/* 50 / 25 / 25, where flat weights 400:200:100 would give 57 / 29 / 14. */
 static void tree_shares(void)
 {
-	static const bool busy[4] = { false, true, true, true };
-	static const double want[4] = { 0, 50, 25, 25 };
+	static const u32 weights[4] = { 300, 400, 200, 100 };
+	const struct tree_case *c;
 	struct ds_sim sim;
+	u32 i;
 
-	tree_sim(&sim, busy, true);
-	tree_check("children 2:1 of 300 against 100", &sim, want);
-}
-
-/* A child's idle share goes to its sibling first: 75 / 25. */
-static void tree_idle_child(void)
-{
-	static const bool busy[4] = { false, true, false, true };
-	static const double want[4] = { 0, 75, 0, 25 };
-	struct ds_sim sim;
-
-	tree_sim(&sim, busy, true);
-	tree_check("one child of 300 against 100", &sim, want);
-}
-
-/*
- * The parent's own bios share its weight with its children by its own
- * weight: 300 against 400 and 200 gives it 300 x 300 / 900 = 100 of 400.
- */
-static void tree_parent_bios(void)
-{
-	static const bool busy[4] = { true, true, true, true };
-	static const double want[4] = { 25, 33.3, 16.7, 25 };
-	struct ds_sim sim;
-
-	tree_sim(&sim, busy, true);
-	tree_check("a parent with bios of its own", &sim, want);
+	for (c = tree_cases; c < tree_cases + ARRAY_SIZE(tree_cases); c++) {
+		ds_setup(&sim, "ssd", 4);
+		for (i = 0; i < 4; i++) {
+			sim.g[i].weight = weights[i];
+			sim.g[i].procs = c->busy[i] ? 4 : 0;
+			sim.g[i].iodepth = 4;
+		}
+		sim.g[1].parent = 1;
+		sim.g[2].parent = 1;
+		ds_run(&sim);
+		for (i = 0; i < 4; i++)
+			CHECK(ds_share(&sim, i) > c->want[i] - 2 &&
+			      ds_share(&sim, i) < c->want[i] + 2,
+			      "%s: group %u has %.1f %% of device time for %.1f",
+			      c->what, i, ds_share(&sim, i), c->want[i]);
+	}
 }
 
 void tree_tests(void)
@@ -211,6 +190,4 @@ void tree_tests(void)
 	RUN(tree_random);
 	RUN(tree_flat_exact);
 	RUN(tree_shares);
-	RUN(tree_idle_child);
-	RUN(tree_parent_bios);
 }
