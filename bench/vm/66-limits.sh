@@ -7,15 +7,17 @@
 #            on a null_blk without completion delay (the limits bind, not
 #            the device): a a bytes limit (400 KiB/s), b an IOPS limit
 #            (100), c both at once, bytes binding (200 KiB/s, 200 IOPS).
-#            Each group's rate over the window and its highest over any
-#            second (counts every 0.25 s: busiest), against its limit.  Counted in
-#            io.stat of the null_blk: what left ioband or blk-throttle.
+#            Each group's rate over the window (the null_blk's io.stat:
+#            what left ioband or blk-throttle) and the fewest and most
+#            bios it sent the null_blk in any second (its trace:
+#            per_second), against its limit.  Under -icount, so the host's load cannot move them.
 #   light    one psync reader with 1 ms think time under rbps=4000 KiB/s
 #            (its demand stays below): completion latency p50/p99 against
 #            the same reader without a limit (slow null_blk, 100 us).
 #   greedy   one psync reader without pause under rbps=400 KiB/s: the
 #            longest gap between two of its completions.
 # timeout: 900
+# bench-boot: icount
 . /tests/lib.sh
 . /tests/t/bench.inc
 . /tests/t/range.inc
@@ -44,57 +46,86 @@ report lim.settings "window=${WIN}s,io_throttle=$IOB_THROTTLE,io_limit=$IOB_LIMI
 report lim.caps "$(echo "${CAP_IOPS[*]}" | tr ' ' /)"
 report lim.table "$(t_iob r | cut -d' ' -f5- | tr ' ' _)"
 
-# window()'s sampling loop, replaced: each sample is "pre:post:c1,c2,c3",
-# the counts read between the times pre and post (us from the window's
-# start), so that a sampler the guest delays cannot make a count look late
-_window_sample() { # t0 secs cg...
-	local t0=$1 end n cg v pre
-	end=$(( t0 + ${2%.*} * 1000000 ))
-	shift 2
-	while :; do
-		nap "$W_SAMPLE"
-		usecs
-		pre=$REPLY
-		[ "$pre" -lt "$end" ] || break
-		v=
-		n=0
-		for cg in "$@"; do
-			cg_io "$cg" "${mm[n]}"
-			v+="${v:+,}$((CG_IOS - a0[n]))"
-			n=$((n + 1))
-		done
-		usecs
-		W_SERIES+="${W_SERIES:+;}$((pre - t0)):$((REPLY - t0)):$v"
-	done
-	return 0
+# Each group's fio works in its own third of the device, so the sector of
+# a bio that reaches the null_blk names its group, and the null_blk's
+# block_bio_queue event stamps when it left the controller (ioband's
+# release or blk-throttle's dispatch), to the microsecond of guest time.
+TR=/sys/kernel/tracing
+[ -d "$TR/events/block" ] || TR=/sys/kernel/debug/tracing
+[ -d "$TR/events/block" ] || fail "no tracefs with block events"
+THIRD=$(( sz / 3 ))
+read -r nbmaj nbmin < <(majmin "$nb" | tr : ' ')
+echo 0 >"$TR/tracing_on"
+echo 4096 >"$TR/buffer_size_kb"
+echo "dev == $(( nbmaj << 20 | nbmin ))" >"$TR/events/block/block_bio_queue/filter"
+echo 1 >"$TR/events/block/block_bio_queue/enable"
+trace_start() {
+	echo 0 >"$TR/tracing_on"
+	echo >"$TR/trace"
+	echo 1 >"$TR/tracing_on"
 }
 
-# busiest N: REPLY = the most I/Os a second the N-th group can have done
-# over a span of W_SERIES of at least a second: counts apart over the
-# longest time the two samples allow (from the first's pre to the second's
-# post), so a figure above the limit is above it for certain
-busiest() {
-	REPLY=$(echo "0:0:0,0,0;$W_SERIES" | tr ';' '\n' | awk -F'[:,]' -v g="$1" '
-		{ pre[NR] = $1; post[NR] = $2; c[NR] = $(g + 3) }
+# per_second: FEWEST and MOST, each "a b c": the fewest and the most bios
+# of each group that left the controller within a half-open second of the
+# trace: for the most, seconds that begin with one of its bios; for the
+# fewest, seconds that begin just after one and end by its last.  A limit
+# of r a second spaces them 1/r apart, r in a second, one more or one
+# fewer when the dispatch of one at the second's edge was a few
+# microseconds late against the other's.
+per_second() {
+	local r
+	echo 0 >"$TR/tracing_on"
+	awk -F'[ /]+' '/entries-in-buffer/ { exit $4 != $5 }' "$TR/trace" ||
+		fail "the trace lost events: $(grep -m1 entries-in-buffer "$TR/trace")"
+	r=$(awk -v third="$THIRD" '
+		{
+			for (i = 2; i <= NF; i++)
+				if ($i == "block_bio_queue:")
+					break
+			if (i > NF)
+				next
+			t = $(i - 1)
+			sub(/:$/, "", t)
+			g = int($(i + 3) / third)
+			if (g > 2)
+				g = 2
+			ts[g, n[g]++] = t
+		}
 		END {
-			best = 0
-			for (i = 1; i <= NR; i++)
-				for (j = i + 1; j <= NR; j++)
-					if (pre[j] - post[i] >= 1000000) {
-						r = (c[j] - c[i]) * 1000000 / (post[j] - pre[i])
-						if (r > best)
-							best = r
+			for (g = 0; g < 3; g++) {
+				most = 0
+				lo = 0
+				for (hi = 0; hi < n[g]; hi++) {
+					while (ts[g, hi] - ts[g, lo] >= 1)
+						lo++
+					if (hi - lo + 1 > most)
+						most = hi - lo + 1
+				}
+				fewest = n[g]
+				hi = 0
+				for (lo = 0; lo < n[g]; lo++) {
+					if (ts[g, n[g] - 1] - ts[g, lo] < 1)
 						break
-					}
-			printf "%.1f", best
-		}')
+					while (hi < n[g] && ts[g, hi] - ts[g, lo] <= 1)
+						hi++
+					if (hi - lo - 1 < fewest)
+						fewest = hi - lo - 1
+				}
+				f = f (g ? " " : "") fewest
+				m = m (g ? " " : "") most
+			}
+			print f ":" m
+		}' "$TR/trace")
+	FEWEST=${r%:*} MOST=${r#*:}
 }
 
-W_SAMPLE=0.25
 for rw in randread randwrite; do
 	d=${rw#rand}
 	p=${d:0:1}
-	for g in "${G[@]}"; do load_start "$g" "$dev" "$rw" 4k 4; done
+	for i in 0 1 2; do
+		load_start "${G[$i]}" "$dev" "$rw" 4k 4 \
+			--offset=$(( i * THIRD * 512 )) --size=$(( THIRD * 512 ))
+	done
 	for ctl in ioband iomax; do
 		case $ctl in
 		ioband) dm_swap lim "$(t_iob "$p")"; dmsetup message lim 0 reset ;;
@@ -105,21 +136,23 @@ for rw in randread randwrite; do
 			done
 			;;
 		esac
-		window "$WIN" "$nb" a b c
+		W_AT_START=trace_start window "$WIN" "$nb" a b c
+		per_second
+		read -r -a fewest <<<"$FEWEST"
+		read -r -a most <<<"$MOST"
 		out=
 		for i in 0 1 2; do
 			avg=$(awk -v n="${W_IOS[$i]}" -v s="$W_SECS" 'BEGIN { printf "%.1f", n / s }')
-			busiest "$i"
 			report "lim.$d.$ctl.${G[$i]}.iops" "$avg"
-			report "lim.$d.$ctl.${G[$i]}.max1s" "$REPLY"
-			out+=" ${G[$i]} $avg (most in 1 s $REPLY)"
+			report "lim.$d.$ctl.${G[$i]}.min1s" "${fewest[i]}"
+			report "lim.$d.$ctl.${G[$i]}.max1s" "${most[i]}"
+			out+=" ${G[$i]} $avg (in 1 s ${fewest[i]}-${most[i]})"
 		done
 		log "$d, $ctl: IOPS$out"
 		[ $ctl = iomax ] && for g in "${G[@]}"; do iomax "$g" "$mm" none; done
 	done
 	load_stop "${G[@]}"
 done
-unset W_SAMPLE
 
 # ---- latency under a limit, on the slow null_blk --------------------------------
 nbs=$(slow_nullb lim1)
