@@ -50,19 +50,21 @@ report lim.table "$(t_iob r | cut -d' ' -f5- | tr ' ' _)"
 # a bio that reaches the null_blk names its group, and the null_blk's
 # block_bio_queue event stamps when it left the controller (ioband's
 # release or blk-throttle's dispatch), to the microsecond of guest time.
-TR=/sys/kernel/tracing
-[ -d "$TR/events/block" ] || TR=/sys/kernel/debug/tracing
-[ -d "$TR/events/block" ] || fail "no tracefs with block events"
 THIRD=$(( sz / 3 ))
 read -r nbmaj nbmin < <(majmin "$nb" | tr : ' ')
-echo 0 >"$TR/tracing_on"
-echo 4096 >"$TR/buffer_size_kb"
-echo "dev == $(( nbmaj << 20 | nbmin ))" >"$TR/events/block/block_bio_queue/filter"
-echo 1 >"$TR/events/block/block_bio_queue/enable"
-trace_start() {
-	echo 0 >"$TR/tracing_on"
-	echo >"$TR/trace"
-	echo 1 >"$TR/tracing_on"
+TRF=$TRACEFS/events/block/block_bio_queue/filter
+[ -e $TRACEFS/trace ] || mount -t tracefs nodev $TRACEFS 2>/dev/null
+[ -e "$TRF" ] || fail "no trace event block/block_bio_queue"
+on_exit "echo $(cat $TRACEFS/buffer_size_kb) > $TRACEFS/buffer_size_kb; echo 0 > $TRF"
+echo 4096 >$TRACEFS/buffer_size_kb || fail "trace buffer size"
+echo "dev == $(( nbmaj << 20 | nbmin ))" >"$TRF" || fail "filter $TRF"
+# enabled before the loads start (see trace_start in tests/vm/lib.sh)
+trace_start block/block_bio_queue
+trace_stop
+# the window's start: the trace from here on
+lim_trace_window() {
+	echo >$TRACEFS/trace
+	echo 1 >$TRACEFS/tracing_on
 }
 
 # per_second: FEWEST and MOST, each "a b c": the fewest and the most bios
@@ -74,9 +76,9 @@ trace_start() {
 # microseconds late against the other's.
 per_second() {
 	local r
-	echo 0 >"$TR/tracing_on"
-	awk -F'[ /]+' '/entries-in-buffer/ { exit $4 != $5 }' "$TR/trace" ||
-		fail "the trace lost events: $(grep -m1 entries-in-buffer "$TR/trace")"
+	trace_stop
+	awk -F'[ /]+' '/entries-in-buffer/ { exit $4 != $5 }' $TRACEFS/trace ||
+		fail "the trace lost events: $(grep -m1 entries-in-buffer $TRACEFS/trace)"
 	r=$(awk -v third="$THIRD" '
 		{
 			for (i = 2; i <= NF; i++)
@@ -115,7 +117,7 @@ per_second() {
 				m = m (g ? " " : "") most
 			}
 			print f ":" m
-		}' "$TR/trace")
+		}' $TRACEFS/trace)
 	FEWEST=${r%:*} MOST=${r#*:}
 }
 
@@ -136,7 +138,7 @@ for rw in randread randwrite; do
 			done
 			;;
 		esac
-		W_AT_START=trace_start window "$WIN" "$nb" a b c
+		W_AT_START=lim_trace_window window "$WIN" "$nb" a b c
 		per_second
 		read -r -a fewest <<<"$FEWEST"
 		read -r -a most <<<"$MOST"
