@@ -79,6 +79,11 @@ window() {
 	done
 	DT_BUSY=$busy
 	JUDGE=$(dt_limit)
+	# the debug kernel's shares are reported only, even with the device
+	# busy: at 95 % busy one run gave x=44.5 y=33.5 b=21.9
+	case $(uname -r) in
+	*debug*) JUDGE=${JUDGE:-"the debug kernel (busy $busy % of its time): shares not judged"} ;;
+	esac
 	WMSG=$msg
 	log "$key: device busy $busy %, device time shares (%):$msg"
 }
