@@ -1925,6 +1925,62 @@ void ioband_sched_dispatch(struct ioband_sched *s, struct ioband_entity *e,
 EXPORT_SYMBOL_GPL(ioband_sched_dispatch);
 
 /*
+ * tests/unit/alone-diff's reference build sets it to compile out the path
+ * below, and requires both builds to leave the scheduler in the same state.
+ */
+#ifndef IOBAND_TEST_NO_ALONE
+#define IOBAND_TEST_NO_ALONE	0
+#endif
+
+/*
+ * Whether a bio of @e finds the device group with no group active, no
+ * bio in flight and nothing that could hold it: what ioband_sched_start()
+ * would do then is ioband_sched_start_alone()'s, without its questions.
+ * With no group active none is idle or holds bios, and the clock has no
+ * group to wait for: a single synchronous stream meets this at every bio,
+ * since its group stops counting at every completion.
+ */
+static __always_inline bool ioband_sched_alone(const struct ioband_sched *s,
+					       const struct ioband_entity *e)
+{
+	return !IOBAND_TEST_NO_ALONE && !s->nr_active && !s->nr_inflight && !s->antic &&
+	       s->conf.policy == IOBAND_POLICY_WEIGHT && !e->in_tree;
+}
+
+/*
+ * ioband_sched_start() for a bio of @e while ioband_sched_alone(): @e
+ * becomes the one active group, within its window at once (a group alone
+ * is never held: with nothing in flight the clock jumps to it), and is
+ * charged.  The same arithmetic, in the same order.
+ */
+static bool ioband_sched_start_alone(struct ioband_sched *s,
+				     struct ioband_entity *e, u32 cost)
+{
+	u64 floor = s->vclock - s->carry, window;
+
+	e->active = true;
+	e->parallel = false;
+	s->active_weight += e->weight;
+	s->nr_active = 1;
+	if (ioband_sched_epoch(s) - e->vtime_epoch >= 2 ||
+	    ioband_vt_before(e->vtime, floor))
+		ioband_entity_set_vtime(s, e, floor);
+	window = ioband_sched_window(s);
+	if (ioband_vt_before(s->vclock + window, e->vtime)) {
+		s->vclock_owed = 0;
+		ioband_sched_clock_to(s, e->vtime - window);
+	}
+	ioband_sched_clock_advance(s, div64_u64((u64)cost * IOBAND_VSCALE,
+						s->active_weight));
+	ioband_entity_set_vtime(s, e, e->vtime + cost * e->inv_weight);
+	if (ioband_vt_before(s->vclock, e->vtime))
+		ioband_sched_clock_to(s, e->vtime);
+	e->nr_inflight++;
+	s->nr_inflight++;
+	return true;
+}
+
+/*
  * A bio of @cost arrives for @e: true if it may go down at once (and it
  * is charged), false if it must wait (and it is queued: the caller keeps
  * it in @e's list).  @bypass sends it regardless: while suspending, and
@@ -1938,6 +1994,8 @@ EXPORT_SYMBOL_GPL(ioband_sched_dispatch);
 bool ioband_sched_start(struct ioband_sched *s, struct ioband_entity *e,
 			u32 cost, bool bypass, u64 now)
 {
+	if (!bypass && ioband_sched_alone(s, e))
+		return ioband_sched_start_alone(s, e, cost);
 	ioband_sched_arrive(s, e, now);
 	if (bypass) {
 		ioband_range_lift(s, e);
