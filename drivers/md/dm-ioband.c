@@ -600,6 +600,8 @@ struct ioband_device {
 	/* what the original bio of a clone must show; see ioband_orig_css() */
 	struct mapped_device *md;
 	struct gendisk *disk;
+	/* a bio of this device has shown it, under dg->lock */
+	bool orig_proven;
 #endif
 };
 
@@ -670,9 +672,11 @@ static int ioband_check_type(enum ioband_group_type type, char **error)
 /*
  * Out of tree there is no dm interface for the original bio: these are
  * struct dm_target_io and struct dm_io of drivers/md/dm-core.h, the same in
- * 6.1 and 6.12.  Nothing is trusted that is not checked on every bio: where
- * dm core put our per-bio data (dm_per_bio_data() knows the real offsets),
- * both magic numbers, the mapped device, and the original bio's disk.
+ * 6.1 and 6.12.  Nothing is trusted before it is checked, on the first
+ * bio of each device: where dm core put our per-bio data (dm_per_bio_data()
+ * knows the real offsets), both magic numbers, the mapped device, and the
+ * original bio's disk.  Those offsets are the kernel's, the same for every
+ * clone dm core makes, so the bios after it only follow two pointers.
  */
 struct ioband_dm_stats_aux {
 	bool merged;
@@ -714,6 +718,12 @@ struct ioband_dm_io {
 
 enum { IOBAND_ORIG_UNKNOWN, IOBAND_ORIG_ON, IOBAND_ORIG_OFF };
 static int ioband_orig_mode;
+
+/* The original of @clone, once the layout is known to be the one above. */
+static struct bio *ioband_orig_bio(struct bio *clone)
+{
+	return container_of(clone, struct ioband_dm_target_io, clone)->io->orig_bio;
+}
 
 /*
  * The original of @clone, whose per-bio data is @ib, or NULL if dm core's
@@ -765,11 +775,15 @@ static struct cgroup_subsys_state *ioband_orig_css(struct ioband_device *d,
 	int mode = READ_ONCE(ioband_orig_mode);
 	struct bio *orig;
 
+	lockdep_assert_held(&d->dg->lock);
 	/* without blk-cgroup no bio has an association */
 	if (!IS_ENABLED(CONFIG_BLK_CGROUP) || mode == IOBAND_ORIG_OFF)
 		return NULL;
+	if (likely(d->orig_proven))
+		return bio_blkcg_css(ioband_orig_bio(clone));
 	orig = ioband_orig_bio_checked(d, clone, ib);
-	if (unlikely(mode == IOBAND_ORIG_UNKNOWN || !orig))
+	d->orig_proven = orig;
+	if (mode == IOBAND_ORIG_UNKNOWN || !orig)
 		ioband_orig_mode_set(orig ? IOBAND_ORIG_ON : IOBAND_ORIG_OFF);
 	return orig ? bio_blkcg_css(orig) : NULL;
 }
@@ -883,21 +897,20 @@ static struct ioband_group *ioband_cgroup_ancestor(struct ioband_device *d,
 #endif
 
 /*
- * The group of a bio: its own or, for cgroups, its nearest ancestor's;
- * else the default group.  Called with dg->lock held, which also makes
- * the cgroup pointers safe: interrupts are off, and that is an RCU
- * read-side critical section (since the RCU flavours were merged in
- * 4.20), so no rcu_read_lock() of its own is needed on every bio.
+ * ioband_lookup() where groups are attached.  Called with dg->lock held,
+ * which also makes the cgroup pointers safe: interrupts are off, and that
+ * is an RCU read-side critical section (since the RCU flavours were merged
+ * in 4.20), so no rcu_read_lock() of its own is needed on every bio.
  */
-static struct ioband_group *ioband_lookup(struct ioband_device *d,
-					  struct bio *bio, struct ioband_bio *ib)
+static noinline struct ioband_group *
+ioband_lookup_attached(struct ioband_device *d, struct bio *bio,
+		       struct ioband_bio *ib)
 {
 	struct ioband_group *g = NULL;
 	struct cgroup *cgrp = NULL;
 	s64 id;
 
-	if (!d->nr_groups || d->type == IOBAND_TYPE_NONE)
-		return &d->def;
+	lockdep_assert_held(&d->dg->lock);
 	/* cgroup ids are 64-bit and never reused, so they can be cached */
 	if (ioband_type_cgroup(d->type)) {
 		cgrp = ioband_bio_cgroup(d, bio, ib);
@@ -916,6 +929,20 @@ static struct ioband_group *ioband_lookup(struct ioband_device *d,
 	d->last_id = id;
 	d->last_grp = g ? g : &d->def;
 	return d->last_grp;
+}
+
+/*
+ * The group of a bio: its own or, for cgroups, its nearest ancestor's;
+ * else the default group, which is all a device without attached groups
+ * has (inline, so that it costs no call).  dg->lock held.
+ */
+static inline struct ioband_group *ioband_lookup(struct ioband_device *d,
+						 struct bio *bio,
+						 struct ioband_bio *ib)
+{
+	if (!d->nr_groups || d->type == IOBAND_TYPE_NONE)
+		return &d->def;
+	return ioband_lookup_attached(d, bio, ib);
 }
 
 /* ---- back-pressure (see 7.) ---------------------------------------------- */
@@ -1434,9 +1461,11 @@ static bool ioband_bio_urgent(const struct bio *bio)
  * A bio for @g, which holds bios already, and that the scheduler may
  * hold: NULL if it is REQ_NOWAIT (it would be held behind them, and its
  * submitter may not wait), else its group after waiting for room if @g is
- * full.  Called and returns with dg->lock held.
+ * full.  Called and returns with dg->lock held.  Inline: out of line,
+ * @waited would live on map()'s stack, and its address would arm the
+ * stack protector on every bio.
  */
-static noinline struct ioband_group *
+static __always_inline struct ioband_group *
 ioband_behind_held(struct ioband_device *d, struct bio *bio,
 		   struct ioband_bio *ib, struct ioband_group *g, bool *waited)
 {
