@@ -1172,6 +1172,9 @@ static inline void ioband_price(struct ioband_sched *s,
 					    bio_sectors(bio));
 		ib->cost = ioband_time_charge(s, &g->ent, ib->cls,
 					      bio_sectors(bio));
+	} else if (ioband_cost_flat(s)) {
+		/* what ioband_bio_cost() says, without reading the bio */
+		ib->cost = IOBAND_SECTORS_PER_TOKEN;
 	} else {
 		ib->cost = ioband_bio_cost(s, bio_sectors(bio),
 					   bio_has_data(bio));

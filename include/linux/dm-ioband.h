@@ -393,6 +393,12 @@ static inline u64 ioband_entity_inv_weight(const struct ioband_entity *e)
 	return ioband_tree_inv_weight(e);
 }
 
+/* Whether every bio costs one token, whatever it carries (weight). */
+static inline bool ioband_cost_flat(const struct ioband_sched *s)
+{
+	return s->conf.policy == IOBAND_POLICY_WEIGHT;
+}
+
 /*
  * What a bio costs in tokens: one per bio under weight, its sectors under
  * weight-iosize and range-bw.  Discards and write-zeroes carry no data
@@ -402,7 +408,7 @@ static inline u64 ioband_entity_inv_weight(const struct ioband_entity *e)
 static inline u32 ioband_bio_cost(const struct ioband_sched *s, u32 sectors,
 				  bool has_data)
 {
-	if (s->conf.policy == IOBAND_POLICY_WEIGHT || !has_data)
+	if (ioband_cost_flat(s) || !has_data)
 		return IOBAND_SECTORS_PER_TOKEN;
 	return sectors ? sectors : 1;
 }
