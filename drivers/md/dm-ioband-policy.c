@@ -876,9 +876,11 @@ static bool ioband_vt_before(u64 a, u64 b)
 
 #ifdef __KERNEL__
 #define ioband_count_visit()	do { } while (0)
+#define ioband_count_alone()	do { } while (0)
 #else
-unsigned long ioband_heap_visits;
+unsigned long ioband_heap_visits, ioband_alone_starts;
 #define ioband_count_visit()	(ioband_heap_visits++)
+#define ioband_count_alone()	(ioband_alone_starts++)
 #endif
 
 /* range-bw's classes of a held group; IOBAND_RANGE_NONE when not held */
@@ -1958,6 +1960,7 @@ static bool ioband_sched_start_alone(struct ioband_sched *s,
 {
 	u64 floor = s->vclock - s->carry, window;
 
+	ioband_count_alone();
 	e->active = true;
 	e->parallel = false;
 	s->active_weight += e->weight;

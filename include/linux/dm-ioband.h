@@ -329,6 +329,8 @@ struct ioband_sched {
 #ifndef __KERNEL__
 /* Userspace builds count the heap steps and group visits of the policy. */
 extern unsigned long ioband_heap_visits;
+/* and how many bios ioband_sched_start() took as finding it empty */
+extern unsigned long ioband_alone_starts;
 #endif
 
 #define IOBAND_VSCALE	4294967296ULL
