@@ -97,11 +97,8 @@ wait_sleeper() {
 	done
 	fail "no thread of fio waited in ioband_wait_for_room within 30 s"
 }
-# --allow_file_create=0: once 5. has removed the device, fio must not
-# open its path again as a new regular file in /dev.
 start_fio() {
 	cg_run bp-w fio --name=bp --filename="$dev" --rw=write --bs=256k \
-		--allow_file_create=0 \
 		--size="$1" --iodepth=32 --ioengine=libaio --direct=1 --thread \
 		$(fio_verify_args) --verify_fatal=1 >"$TESTDIR/fio.out" 2>&1 &
 	fio_pid=$!
