@@ -1955,8 +1955,9 @@ static __always_inline bool ioband_sched_alone(const struct ioband_sched *s,
  * is never held: with nothing in flight the clock jumps to it), and is
  * charged.  The same arithmetic, in the same order.
  */
-static bool ioband_sched_start_alone(struct ioband_sched *s,
-				     struct ioband_entity *e, u32 cost)
+static __always_inline bool ioband_sched_start_alone(struct ioband_sched *s,
+						     struct ioband_entity *e,
+						     u32 cost)
 {
 	u64 floor = s->vclock - s->carry, window;
 
@@ -1984,21 +1985,16 @@ static bool ioband_sched_start_alone(struct ioband_sched *s,
 }
 
 /*
- * A bio of @cost arrives for @e: true if it may go down at once (and it
- * is charged), false if it must wait (and it is queued: the caller keeps
- * it in @e's list).  @bypass sends it regardless: while suspending, and
- * for bios that other groups may be waiting on; its debt is bounded (see
- * ioband_sched_charge_bypass()).
- * The one call the map path makes, so the building blocks inline here:
- * ioband_sched_arrive() and ioband_sched_charge() are __always_inline,
- * since inline is only a hint and the compiler keeps large functions out
- * of line, adding a call and its register saves to every bio.
+ * ioband_sched_start() but for a bio that finds the device group empty.
+ * The building blocks inline here: ioband_sched_arrive() and
+ * ioband_sched_charge() are __always_inline, since inline is only a hint
+ * and the compiler keeps large functions out of line, adding a call and
+ * its register saves to every bio.
  */
-bool ioband_sched_start(struct ioband_sched *s, struct ioband_entity *e,
-			u32 cost, bool bypass, u64 now)
+static noinline bool ioband_sched_start_shared(struct ioband_sched *s,
+					       struct ioband_entity *e,
+					       u32 cost, bool bypass, u64 now)
 {
-	if (!bypass && ioband_sched_alone(s, e))
-		return ioband_sched_start_alone(s, e, cost);
 	ioband_sched_arrive(s, e, now);
 	if (bypass) {
 		ioband_range_lift(s, e);
@@ -2012,6 +2008,24 @@ bool ioband_sched_start(struct ioband_sched *s, struct ioband_entity *e,
 	}
 	ioband_sched_charge(s, e, cost, false);
 	return true;
+}
+
+/*
+ * A bio of @cost arrives for @e: true if it may go down at once (and it
+ * is charged), false if it must wait (and it is queued: the caller keeps
+ * it in @e's list).  @bypass sends it regardless: while suspending, and
+ * for bios that other groups may be waiting on; its debt is bounded (see
+ * ioband_sched_charge_bypass()).
+ * The one call the map path makes.  The path of a bio that finds the
+ * device group empty needs one saved register, the shared path six: apart,
+ * the first does not pay for the second's.
+ */
+bool ioband_sched_start(struct ioband_sched *s, struct ioband_entity *e,
+			u32 cost, bool bypass, u64 now)
+{
+	if (!bypass && ioband_sched_alone(s, e))
+		return ioband_sched_start_alone(s, e, cost);
+	return ioband_sched_start_shared(s, e, cost, bypass, now);
 }
 EXPORT_SYMBOL_GPL(ioband_sched_start);
 

@@ -787,6 +787,20 @@ static struct cgroup_subsys_state *ioband_orig_css(struct ioband_device *d,
 		ioband_orig_mode_set(orig ? IOBAND_ORIG_ON : IOBAND_ORIG_OFF);
 	return orig ? bio_blkcg_css(orig) : NULL;
 }
+
+/*
+ * ioband_orig_css() once @d's layout is proven, else NULL: the question
+ * map() asks inline, before it calls anything.  dg->lock held.
+ */
+static inline struct cgroup_subsys_state *
+ioband_orig_css_proven(struct ioband_device *d, struct bio *clone)
+{
+	lockdep_assert_held(&d->dg->lock);
+	if (!IS_ENABLED(CONFIG_BLK_CGROUP) || !d->orig_proven ||
+	    READ_ONCE(ioband_orig_mode) == IOBAND_ORIG_OFF)
+		return NULL;
+	return bio_blkcg_css(ioband_orig_bio(clone));
+}
 #else
 static struct cgroup_subsys_state *ioband_orig_css(struct ioband_device *d,
 						   struct bio *clone,
@@ -794,7 +808,31 @@ static struct cgroup_subsys_state *ioband_orig_css(struct ioband_device *d,
 {
 	return dm_bio_orig_blkcg_css(clone);
 }
+
+static inline struct cgroup_subsys_state *
+ioband_orig_css_proven(struct ioband_device *d, struct bio *clone)
+{
+	return dm_bio_orig_blkcg_css(clone);
+}
 #endif
+
+/*
+ * The last lookup's answer for a bio of a cgroup type whose original
+ * carries the same cgroup, else NULL (ask ioband_lookup_attached(), which
+ * also answers for bios without an association).  dg->lock held.
+ */
+static inline struct ioband_group *ioband_lookup_cached(struct ioband_device *d,
+							struct bio *bio)
+{
+	struct cgroup_subsys_state *css;
+
+	if (!ioband_type_cgroup(d->type) || !d->last_grp)
+		return NULL;
+	css = ioband_orig_css_proven(d, bio);
+	if (!css || cgroup_id(css->cgroup) != d->last_id)
+		return NULL;
+	return d->last_grp;
+}
 
 /*
  * The memory cgroup of the page cache page @bio starts with, or NULL: a
@@ -894,6 +932,12 @@ static struct ioband_group *ioband_cgroup_ancestor(struct ioband_device *d,
 {
 	return NULL;
 }
+
+static inline struct ioband_group *ioband_lookup_cached(struct ioband_device *d,
+							struct bio *bio)
+{
+	return NULL;
+}
 #endif
 
 /*
@@ -934,15 +978,19 @@ ioband_lookup_attached(struct ioband_device *d, struct bio *bio,
 /*
  * The group of a bio: its own or, for cgroups, its nearest ancestor's;
  * else the default group, which is all a device without attached groups
- * has (inline, so that it costs no call).  dg->lock held.
+ * has.  Inline, so that neither that case nor a stream of bios of the
+ * last cgroup costs a call.  dg->lock held.
  */
 static inline struct ioband_group *ioband_lookup(struct ioband_device *d,
 						 struct bio *bio,
 						 struct ioband_bio *ib)
 {
+	struct ioband_group *g;
+
 	if (!d->nr_groups || d->type == IOBAND_TYPE_NONE)
 		return &d->def;
-	return ioband_lookup_attached(d, bio, ib);
+	g = ioband_lookup_cached(d, bio);
+	return g ? g : ioband_lookup_attached(d, bio, ib);
 }
 
 /* ---- back-pressure (see 7.) ---------------------------------------------- */

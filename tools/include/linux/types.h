@@ -25,6 +25,7 @@ typedef int64_t s64;
 #ifndef __always_inline		/* glibc's <sys/cdefs.h> has one */
 #define __always_inline	inline __attribute__((__always_inline__))
 #endif
+#define noinline	__attribute__((__noinline__))
 #define min_t(type, a, b)	((type)(a) < (type)(b) ? (type)(a) : (type)(b))
 #define max_t(type, a, b)	((type)(a) > (type)(b) ? (type)(a) : (type)(b))
 
