@@ -104,7 +104,7 @@ static void arrive(struct group *g, u64 *alone)
 {
 	struct ioband_entity *e = &g->ent;
 	bool bypass = !rnd(16), went;
-	u32 cost = s.conf.policy == IOBAND_POLICY_WEIGHT ? 1 : 8 << rnd(10);
+	u32 cost = 8 << rnd(s.conf.policy == IOBAND_POLICY_WEIGHT ? 4 : 10);
 
 	if (g->nr_held == MAX_HELD)
 		return;
@@ -170,9 +170,15 @@ static void run(u32 seed, u64 *alone)
 		} else if (!rnd(8)) {
 			ioband_entity_set_weight(&s, &g->ent, 1 + rnd(1000));
 		} else if (!rnd(64)) {
-			/* what weight-time leaves behind meets the empty path */
+			/*
+			 * What weight-time leaves behind meets the empty path,
+			 * and a smaller window leaves a group that ran ahead
+			 * beyond it.
+			 */
 			conf.policy = rnd(2) ? IOBAND_POLICY_WEIGHT :
 					       IOBAND_POLICY_WEIGHT_TIME;
+			conf.token_base = rnd(2) ? IOBAND_DEFAULT_TOKEN_BASE :
+						   rnd(64);
 			ioband_sched_set_conf(&s, &conf);
 		}
 		mix_state();
