@@ -552,22 +552,36 @@ void ioband_sched_anticipate(struct ioband_sched *s, struct ioband_entity *e,
 			     u64 now);
 
 /*
+ * Whether the bio just charged went down beyond the depth the device
+ * needs (a lone group's, which io_limit alone bounds, or an urgent one):
+ * its time in flight is then mostly queueing below, not device time (see
+ * "Device time" in drivers/md/dm-ioband.c).
+ */
+static inline bool ioband_sched_beyond_depth(const struct ioband_sched *s)
+{
+	return s->nr_inflight > s->est.depth;
+}
+
+/*
  * weight-time: a bio of @e and class @cls, charged @charged units when it
- * went down, has completed after @ns in flight.  The device group learns
- * the class's cost and its depth, and the group pays what the bio took,
- * unless the user's cost model says what it costs.
+ * went down, has completed after @ns in flight.  Unless it went down
+ * @beyond_depth, the device group learns the class's cost and its depth,
+ * and the group pays what the bio took, unless the user's cost model says
+ * what it costs.
  */
 static inline void ioband_sched_complete_timed(struct ioband_sched *s,
 					       struct ioband_entity *e,
 					       u32 cls, u32 charged, u64 ns,
-					       u64 now)
+					       bool beyond_depth, u64 now)
 {
 	if (ns > IOBAND_EST_MAX_NS)
 		ns = IOBAND_EST_MAX_NS;
-	ioband_depth_sample(s, now);
-	ioband_est_learn(s, cls, ns);
-	if (!s->model.given)
-		ioband_sched_correct(s, e, charged, ns);
+	if (!beyond_depth) {
+		ioband_depth_sample(s, now);
+		ioband_est_learn(s, cls, ns);
+		if (!s->model.given)
+			ioband_sched_correct(s, e, charged, ns);
+	}
 	ioband_sched_complete(s, e, now);
 	e->last_done = now;
 	if (!e->nr_queued && (e->parallel || !e->nr_inflight))

@@ -131,7 +131,8 @@ static void complete(struct group *g)
 		return;
 	}
 	ioband_sched_complete_timed(&s, &g->ent, rnd(IOBAND_EST_SIZES),
-				    8 << rnd(10), 1000 + rnd(4000000), now);
+				    8 << rnd(10), 1000 + rnd(4000000), !rnd(4),
+				    now);
 }
 
 static void run(u32 seed, u64 *alone)

@@ -43,6 +43,10 @@ const struct ds_scen ds_scens[] = {
 		{ 400, 1, 8, 4, false, false },
 		{ 200, 4, 8, 4, false, false },
 		{ 100, 16, 8, 4, false, false } } },
+	{ "ssd 4:2:1, 1x32 / 4x32 / 16x32 submitters", "ssd", 0, 0, 3, {
+		{ 400, 1, 32, 4, false, false },
+		{ 200, 4, 32, 4, false, false },
+		{ 100, 16, 32, 4, false, false } } },
 	/* the same, but the heavy group's one psync process cannot */
 	{ "ssd 4:2:1, 1 psync / 4x4 / 16x32 (max-min)", "ssd", 0, 0, 3, {
 		{ 400, 1, 1, 4, false, false },

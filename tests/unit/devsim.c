@@ -24,6 +24,7 @@ struct ds_io {
 	struct iobm_req req;
 	u32 cls;
 	u32 charged;
+	bool beyond_depth;
 	u64 dispatch_ns;
 	double ps_start;	/* DS_PS's clock at dispatch */
 	u64 service_ns;
@@ -207,6 +208,7 @@ static void release_allowed(struct ds_model *m)
 
 		ps_advance(m);
 		ioband_sched_dispatch(&m->s, e, m->ios[io].charged, true, false);
+		m->ios[io].beyond_depth = ioband_sched_beyond_depth(&m->s);
 		dispatch(m, io, true);
 	}
 	if (wake_at && wake_at != m->wake_at) {
@@ -243,6 +245,7 @@ static void map(struct ds_model *m, s32 io)
 	}
 	ps_advance(m);
 	if (ioband_sched_start(&m->s, e, d->charged, false, m->now)) {
+		d->beyond_depth = ioband_sched_beyond_depth(&m->s);
 		dispatch(m, io, false);
 		return;
 	}
@@ -280,7 +283,8 @@ static void end_io(struct ds_model *m, struct ds_io *d)
 	/* the table learns @ns; charged as much, the group pays no more */
 	if (m->sim->charge == DS_TABLE_ONLY)
 		d->charged = ioband_time_units(ns);
-	ioband_sched_complete_timed(&m->s, e, d->cls, d->charged, ns, m->now);
+	ioband_sched_complete_timed(&m->s, e, d->cls, d->charged, ns,
+				    d->beyond_depth, m->now);
 }
 
 /* ---- processes -------------------------------------------------------- */
@@ -391,8 +395,8 @@ static void model_init(struct ds_model *m, struct ds_sim *sim)
 				d->proc = proc;
 				d->state = DS_THINK;
 				/* staggered start */
-				ev_push(m, m->nr_ios * 1000ULL, EV_SUBMIT,
-					m->nr_ios);
+				ev_push(m, g->start_ns + m->nr_ios * 1000ULL,
+					EV_SUBMIT, m->nr_ios);
 				m->nr_ios++;
 			}
 		}

@@ -42,6 +42,7 @@ struct ds_group {
 	bool write;
 	bool seq;		/* each process reads or writes a stream */
 	u64 think_ns;		/* between a completion and the next I/O */
+	u64 start_ns;		/* when its processes start */
 	u32 parent;		/* 1 + the index of its parent group, 0: none */
 	/* results over the measured part of the run */
 	u64 ios;
