@@ -2029,6 +2029,97 @@ bool ioband_sched_start(struct ioband_sched *s, struct ioband_entity *e,
 }
 EXPORT_SYMBOL_GPL(ioband_sched_start);
 
+/* ---- leases ----------------------------------------------------------------
+ *
+ * While no group holds bios, the scheduler decides nothing: every bio that
+ * arrives goes, and is charged.  A lease lets one CPU send the next bios
+ * of a group without the device group's lock: up to @slots bios costing
+ * @units in all, charged when it is granted as that many admissions would
+ * have been, and counted in flight from then on.  What the CPU does not
+ * use goes back by ioband_lease_return(); bios sent under it complete by
+ * ioband_lease_complete().  The bound: a lease is granted only if all of
+ * it fits the group's window, so a group never runs further past the
+ * clock than a bio of the locked path may; what it costs is that the last
+ * part of a window is used through the lock, one bio at a time.
+ */
+
+/* What the clock advances by for @units of service at the active weight. */
+static u64 ioband_lease_clock_delta(const struct ioband_sched *s, u64 units)
+{
+	return s->active_weight ?
+	       div64_u64(units * IOBAND_VSCALE, s->active_weight) : 0;
+}
+
+/*
+ * After a bio of @e went down by ioband_sched_start(): the most of @units
+ * (at least @cost, what one bio costs) and @slots that @e may lease, which
+ * are charged; 0 slots when none may be.  None while any group holds bios
+ * (an arbitration is going on, and every bio must take part in it), under
+ * range-bw (its buckets are per bio), or when the lease would take more
+ * than half the depth still free, or a whole lease does not fit @e's
+ * window.
+ */
+u32 ioband_lease_grant(struct ioband_sched *s, struct ioband_entity *e,
+		       u32 cost, u32 *units, u32 slots)
+{
+	u64 room, inv = ioband_entity_inv_weight(e), window;
+	u32 depth = ioband_sched_depth(s);
+
+	if (s->heap_len || s->conf.policy == IOBAND_POLICY_RANGE_BW ||
+	    !e->active || s->nr_inflight >= depth)
+		return 0;
+	slots = min_t(u32, slots, (depth - s->nr_inflight) / 2);
+	window = ioband_sched_window(s);
+	if (!slots || ioband_vt_before(s->vclock + window, e->vtime))
+		return 0;
+	room = div64_u64(s->vclock + window - e->vtime, inv);
+	if (room < cost)
+		return 0;
+	*units = min_t(u64, *units, room);
+	if (*units < cost)
+		*units = cost;
+	ioband_sched_clock_advance(s, ioband_lease_clock_delta(s, *units));
+	ioband_entity_set_vtime(s, e, e->vtime + (u64)*units * inv);
+	if (s->nr_active == 1 && ioband_vt_before(s->vclock, e->vtime))
+		ioband_sched_clock_to(s, e->vtime);
+	e->nr_inflight += slots;
+	s->nr_inflight += slots;
+	return slots;
+}
+EXPORT_SYMBOL_GPL(ioband_lease_grant);
+
+/*
+ * A lease of @e comes back with @units and @slots unused: @e's time goes
+ * back by them, and the clock, which never moves back, owes what it
+ * advanced for them (as ioband_sched_correct() does for an overcharge).
+ */
+void ioband_lease_return(struct ioband_sched *s, struct ioband_entity *e,
+			 u32 units, u32 slots, u64 now)
+{
+	ioband_entity_set_vtime(s, e, e->vtime -
+				(u64)units * ioband_entity_inv_weight(e));
+	s->vclock_owed += ioband_lease_clock_delta(s, units);
+	e->nr_inflight -= slots;
+	s->nr_inflight -= slots;
+	ioband_sched_maybe_idle(s, e, now);
+}
+EXPORT_SYMBOL_GPL(ioband_lease_return);
+
+/*
+ * @nr bios that @e sent under a lease have completed; @parallel if any of
+ * them went down while another of @e's was in flight (what
+ * ioband_sched_arrive() would have seen: see ioband_sched_maybe_idle()).
+ */
+void ioband_lease_complete(struct ioband_sched *s, struct ioband_entity *e,
+			   u32 nr, bool parallel, u64 now)
+{
+	e->parallel |= parallel;
+	e->nr_inflight -= nr;
+	s->nr_inflight -= nr;
+	ioband_sched_maybe_idle(s, e, now);
+}
+EXPORT_SYMBOL_GPL(ioband_lease_complete);
+
 /*
  * The bio that ioband_sched_start() has just held for @e, the last of
  * its queue, is not kept after all (the caller ends it, see REQ_NOWAIT in

@@ -504,6 +504,12 @@ void ioband_sched_dispatch(struct ioband_sched *s, struct ioband_entity *e,
 			   u32 cost, bool held, bool bypass);
 bool ioband_sched_start(struct ioband_sched *s, struct ioband_entity *e,
 			u32 cost, bool bypass, u64 now);
+u32 ioband_lease_grant(struct ioband_sched *s, struct ioband_entity *e,
+		       u32 cost, u32 *units, u32 slots);
+void ioband_lease_return(struct ioband_sched *s, struct ioband_entity *e,
+			 u32 units, u32 slots, u64 now);
+void ioband_lease_complete(struct ioband_sched *s, struct ioband_entity *e,
+			   u32 nr, bool parallel, u64 now);
 void ioband_sched_unhold(struct ioband_sched *s, struct ioband_entity *e,
 			 u64 now);
 struct ioband_entity *ioband_sched_next(struct ioband_sched *s, u64 now,

@@ -59,6 +59,7 @@ int main(void)
 	limit_tests();
 	lat_tests();
 	tree_tests();
+	lease_tests();
 	printf("%d passed, %d failed\n", passed, failed);
 	if (unit_fault && !strcmp(unit_fault, "exit"))
 		return 3;

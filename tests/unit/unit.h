@@ -31,5 +31,6 @@ void devtime_tests(void);
 void limit_tests(void);
 void lat_tests(void);
 void tree_tests(void);
+void lease_tests(void);
 
 #endif

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Leases of the scheduler (ioband_lease_*() in dm-ioband-policy.c). */
+#include <stdlib.h>
+#include <string.h>
+#include <linux/dm-ioband.h>
+#include "unit.h"
+
+#define NR	3
+
+struct lease_sched {
+	struct ioband_sched s;
+	struct ioband_entity e[NR];
+	struct ioband_entity *heap[IOBAND_HEAP_SLOTS(NR)];
+};
+
+static u64 lease_rng;
+
+static u32 lease_rnd(u32 n)
+{
+	lease_rng = lease_rng * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (u32)(lease_rng >> 33) % n;
+}
+
+/*
+ * A device group of three groups under @policy, from @seed: weights and
+ * the clock drawn, groups 1 and 2 with a bio or two in flight, so that
+ * more than one group is active and no single stream sets the clock.
+ */
+static void lease_setup(struct lease_sched *l, enum ioband_policy policy,
+			u32 seed)
+{
+	struct ioband_dg_conf conf;
+	u32 i;
+
+	lease_rng = seed;
+	memset(l, 0, sizeof(*l));
+	ioband_dg_conf_init(&conf);
+	conf.policy = policy;
+	ioband_sched_init(&l->s, &conf, l->heap, NR);
+	l->s.vclock = lease_rnd(2) ? 0 : (u64)0 - ((u64)lease_rnd(1000) << 32);
+	for (i = 0; i < NR; i++)
+		ioband_entity_init(&l->s, &l->e[i], 1 + lease_rnd(1000));
+	for (i = 1; i < NR; i++)
+		ioband_sched_start(&l->s, &l->e[i], 8, false, 1000);
+}
+
+static u64 lease_window_end(const struct lease_sched *l)
+{
+	return l->s.vclock + l->s.window;
+}
+
+/* However much is asked, a granted lease fits the group's window. */
+static void lease_within_window(void)
+{
+	struct lease_sched l;
+	u32 seed, granted = 0;
+
+	for (seed = 1; seed <= 2000; seed++) {
+		u32 units = 8 << lease_rnd(12), slots = 1 + lease_rnd(64), got;
+		u64 end;
+
+		lease_setup(&l, IOBAND_POLICY_WEIGHT, seed);
+		if (!ioband_sched_start(&l.s, &l.e[0], 8, false, 1000))
+			continue;
+		end = lease_window_end(&l);
+		got = ioband_lease_grant(&l.s, &l.e[0], 8, &units, slots);
+		if (!got)
+			continue;
+		granted++;
+		CHECK((s64)(l.e[0].vtime - end) <= 0,
+		      "seed %u: a lease of %u units put the group %lld past its window",
+		      seed, units, (long long)(l.e[0].vtime - end));
+		CHECK(got <= slots, "seed %u: %u slots for %u asked", seed,
+		      got, slots);
+	}
+	CHECK(granted > 1000, "only %u of 2000 leases granted", granted);
+}
+
+/* A lease returned whole leaves the group where it was; the clock owes. */
+static void lease_return_whole(void)
+{
+	struct lease_sched l;
+	u32 seed;
+
+	for (seed = 1; seed <= 2000; seed++) {
+		u32 units = 8 * (1 + lease_rnd(32)), slots = 32, got;
+		u64 vtime, vclock, inflight;
+
+		lease_setup(&l, IOBAND_POLICY_WEIGHT, seed);
+		ioband_sched_start(&l.s, &l.e[0], 8, false, 1000);
+		vtime = l.e[0].vtime;
+		vclock = l.s.vclock;
+		inflight = l.s.nr_inflight;
+		got = ioband_lease_grant(&l.s, &l.e[0], 8, &units, slots);
+		if (!got)
+			continue;
+		CHECK(l.s.nr_inflight == inflight + got,
+		      "seed %u: %u in flight for %llu + %u", seed,
+		      l.s.nr_inflight, (unsigned long long)inflight, got);
+		ioband_lease_return(&l.s, &l.e[0], units, got, 2000);
+		CHECK(l.e[0].vtime == vtime, "seed %u: vtime moved by %lld",
+		      seed, (long long)(l.e[0].vtime - vtime));
+		CHECK(l.s.nr_inflight == inflight, "seed %u: %u in flight",
+		      seed, l.s.nr_inflight);
+		CHECK(l.s.vclock_owed == l.s.vclock - vclock,
+		      "seed %u: the clock advanced %llu and owes %llu", seed,
+		      (unsigned long long)(l.s.vclock - vclock),
+		      (unsigned long long)l.s.vclock_owed);
+	}
+}
+
+/*
+ * A lease used whole charges what as many admissions would: the group's
+ * time exactly, the clock within one unit of rounding per bio.
+ */
+static void lease_as_admissions(void)
+{
+	struct lease_sched a, b;
+	u32 seed, compared = 0;
+
+	for (seed = 1; seed <= 2000; seed++) {
+		u32 slots = 1 + lease_rnd(16), units, got, i;
+
+		units = 8 * slots;
+		lease_setup(&a, IOBAND_POLICY_WEIGHT, seed);
+		lease_setup(&b, IOBAND_POLICY_WEIGHT, seed);
+		ioband_sched_start(&a.s, &a.e[0], 8, false, 1000);
+		got = ioband_lease_grant(&a.s, &a.e[0], 8, &units, slots);
+		if (!got || units != 8 * got)
+			continue;
+		for (i = 0; i <= got; i++)
+			if (!ioband_sched_start(&b.s, &b.e[0], 8, false, 1000))
+				break;
+		if (i <= got)
+			continue;	/* the locked path would hold one */
+		compared++;
+		CHECK(a.e[0].vtime == b.e[0].vtime,
+		      "seed %u: leased vtime %llu, admitted %llu", seed,
+		      (unsigned long long)a.e[0].vtime,
+		      (unsigned long long)b.e[0].vtime);
+		CHECK(a.s.vclock - b.s.vclock + got <= 2 * got,
+		      "seed %u: leased clock %llu, admitted %llu (%u bios)",
+		      seed, (unsigned long long)a.s.vclock,
+		      (unsigned long long)b.s.vclock, got);
+		CHECK(a.s.nr_inflight == b.s.nr_inflight,
+		      "seed %u: %u in flight leased, %u admitted", seed,
+		      a.s.nr_inflight, b.s.nr_inflight);
+		ioband_sched_complete(&a.s, &a.e[0], 2000);
+		ioband_lease_complete(&a.s, &a.e[0], got, true, 2000);
+		for (i = 0; i <= got; i++)
+			ioband_sched_complete(&b.s, &b.e[0], 2000);
+		CHECK(a.e[0].active == b.e[0].active &&
+		      a.s.active_weight == b.s.active_weight,
+		      "seed %u: after completion active %d/%d, weight %llu/%llu",
+		      seed, a.e[0].active, b.e[0].active,
+		      (unsigned long long)a.s.active_weight,
+		      (unsigned long long)b.s.active_weight);
+	}
+	CHECK(compared > 1000, "only %u of 2000 seeds compared", compared);
+}
+
+/* No lease while bios are held, under range-bw, or with the depth spent. */
+static void lease_refused(void)
+{
+	struct lease_sched l;
+	u32 units = 64, i;
+
+	lease_setup(&l, IOBAND_POLICY_RANGE_BW, 1);
+	ioband_sched_start(&l.s, &l.e[0], 8, false, 1000);
+	CHECK(!ioband_lease_grant(&l.s, &l.e[0], 8, &units, 8),
+	      "a lease under range-bw");
+
+	lease_setup(&l, IOBAND_POLICY_WEIGHT, 1);
+	l.s.conf.io_limit = 4;
+	for (i = 0; i < 2; i++)
+		ioband_sched_start(&l.s, &l.e[0], 8, false, 1000);
+	/* four in flight of four */
+	CHECK(!ioband_lease_grant(&l.s, &l.e[0], 8, &units, 8),
+	      "a lease with %u of %u in flight", l.s.nr_inflight,
+	      l.s.conf.io_limit);
+
+	/* group 0 past its window, held while the depth has room */
+	lease_setup(&l, IOBAND_POLICY_WEIGHT, 1);
+	for (i = 0; i < 1000; i++)
+		if (!ioband_sched_start(&l.s, &l.e[0], 8, false, 1000))
+			break;
+	CHECK(l.s.heap_len && l.s.nr_inflight < l.s.conf.io_limit / 2,
+	      "%u held with %u in flight of %u", l.s.heap_len,
+	      l.s.nr_inflight, l.s.conf.io_limit);
+	CHECK(!ioband_lease_grant(&l.s, &l.e[1], 8, &units, 8),
+	      "a lease while %u groups hold bios", l.s.heap_len);
+}
+
+void lease_tests(void)
+{
+	RUN(lease_within_window);
+	RUN(lease_return_whole);
+	RUN(lease_as_admissions);
+	RUN(lease_refused);
+}
