@@ -495,6 +495,40 @@
  * completed and its last child has moved, whichever comes last.  A group
  * whose cgroup does not exist (or is not in the cgroup namespace of the
  * task that attaches it) is at the top.  Trees do not span devices.
+ *
+ * 14. Leases: bios that take no lock
+ *
+ * While no group holds bios the scheduler arbitrates nothing: every bio
+ * goes down at once and is only charged.  Then a CPU may hold a lease of
+ * a group (ioband_lease_grant()): up to IOBAND_LEASE_SLOTS bios costing
+ * so many tokens in all, charged to the group's virtual time and the
+ * clock when granted, as that many admissions would be, its slots
+ * counted in flight.  map() takes from this CPU's lease with one
+ * cmpxchg on a word no other CPU writes in the common case, counts the
+ * bio in per-CPU statistics, and sends it down without dg->lock; end_io()
+ * counts its completion in a per-CPU counter.  A CPU comes to the lock
+ * when its lease runs out (and once a jiffy, for the latency sample),
+ * gives back what is left, folds its completions, and takes a new lease:
+ * one lock round trip per 32 bios instead of two a bio.
+ *
+ * A lease is granted only if all of it fits the group's window, so no
+ * group runs further past the clock than the locked path lets it; the
+ * price is that the last lease's worth of a window is used through the
+ * lock.  Reserved slots count in flight, at most half the depth that is
+ * free, so a lease delays no one: while nothing is held, the depth is not
+ * what limits anybody.  The first bio held ends every lease of the device
+ * group (ioband_lease_revoke_all(): leasing off, then each CPU's word
+ * taken back with xchg and its completions folded; a completion that
+ * comes after sees leasing off and folds itself under the lock), and
+ * from then on every bio takes the lock as in 7., so contended shares are
+ * the locked path's.  Messages, attach and policy changes end leases the
+ * same way, and presuspend and removal end the device's.
+ *
+ * Not yet: leases of attached groups (their lookup still takes the lock),
+ * weight-time (a bio's class reads the group's last sector), and a timer
+ * that folds the completions of CPUs that stop submitting; until then
+ * they stay counted in flight until the next revoke or that CPU's next
+ * lease.
  */
 #include <linux/blk-cgroup.h>
 #include <linux/bio.h>
@@ -548,6 +582,8 @@ struct ioband_group {
 	/* cgroup-tree: its cgroup, pinned, NULL if none had its id */
 	struct cgroup *cgrp;
 	struct ioband_stats stats;
+	/* each CPU's lease and leased bios; NULL: never leased (see 14.) */
+	struct ioband_group_pcpu __percpu *pcpu;
 	/* see 12.: the jiffy of its last timed bio, and the histograms */
 	unsigned long lat_jiffy;
 	struct ioband_lat lat;
@@ -565,6 +601,8 @@ struct ioband_dg {
 	u32 nr_entities;		/* under conf_lock: heap slots needed */
 
 	spinlock_t lock;		/* see 9. Locking */
+	/* leases may be granted; written under lock, read without (see 14.) */
+	bool leasing;
 	struct ioband_sched sched;
 	struct bio_list ready;		/* released, for the work item */
 	struct workqueue_struct *wq;	/* this device group's own, see 7. */
@@ -624,6 +662,7 @@ struct ioband_bio {
 	u8 cls;
 	/* timed for the latency statistics (see 12.), since map_ns */
 	bool lat;
+	bool leased;	/* went down under a lease (see 14.) */
 	u64 map_ns;
 	u64 start_ns;
 };
@@ -1001,6 +1040,165 @@ static inline struct ioband_group *ioband_lookup(struct ioband_device *d,
 		return &d->def;
 	g = ioband_lookup_cached(d, bio);
 	return g ? g : ioband_lookup_attached(d, bio, ib);
+}
+
+/* ---- leases (see 14.) ------------------------------------------------------ */
+
+#define IOBAND_LEASE_SLOTS	32
+
+/* One CPU's part of a group. */
+struct ioband_group_pcpu {
+	atomic64_t lease;		/* slots << 32 | units, 0: none */
+	atomic_t done;			/* leased bios completed, not folded */
+	struct ioband_stats stats;	/* of the bios it sent under leases */
+};
+
+/* What @g's lease on @cpu did not use, back to the scheduler.  dg->lock held. */
+static void ioband_lease_take_back(struct ioband_dg *dg, struct ioband_group *g,
+				   int cpu, u64 now)
+{
+	s64 w = atomic64_xchg(&per_cpu_ptr(g->pcpu, cpu)->lease, 0);
+
+	if (w)
+		ioband_lease_return(&dg->sched, &g->ent, (u32)w, (u64)w >> 32,
+				    now);
+}
+
+/* The leased bios of @g completed on @cpu, into the scheduler.  dg->lock held. */
+static void ioband_lease_fold(struct ioband_dg *dg, struct ioband_group *g,
+			      int cpu, u64 now)
+{
+	int done = atomic_xchg(&per_cpu_ptr(g->pcpu, cpu)->done, 0);
+
+	if (done)
+		ioband_lease_complete(&dg->sched, &g->ent, done, false, now);
+}
+
+/* Every lease of @g ends.  dg->lock held. */
+static void ioband_lease_revoke(struct ioband_dg *dg, struct ioband_group *g,
+				u64 now)
+{
+	int cpu;
+
+	lockdep_assert_held(&dg->lock);
+	if (!g->pcpu)
+		return;
+	for_each_possible_cpu(cpu) {
+		ioband_lease_take_back(dg, g, cpu, now);
+		ioband_lease_fold(dg, g, cpu, now);
+	}
+}
+
+/*
+ * No lease from now on, until ioband_lease_renew() finds nothing held:
+ * end_io() of a leased bio sees leasing false, or its completion is
+ * folded here (the barrier pairs with ioband_end_leased()'s).
+ * dg->lock held.
+ */
+static void ioband_lease_revoke_all(struct ioband_dg *dg, u64 now)
+{
+	struct ioband_device *d;
+
+	lockdep_assert_held(&dg->lock);
+	if (!dg->leasing)
+		return;
+	WRITE_ONCE(dg->leasing, false);
+	/* leasing off before the counters are read; see ioband_end_leased() */
+	smp_mb();
+	list_for_each_entry(d, &dg->devices, dg_node)
+		ioband_lease_revoke(dg, &d->def, now);
+}
+
+/*
+ * After a bio of @g costing @cost went down through the lock: this CPU
+ * gives back what its lease of @g has left, folds its completions, and
+ * takes a new lease if the scheduler grants one.  dg->lock held.
+ */
+static void ioband_lease_renew(struct ioband_dg *dg, struct ioband_device *d,
+			       struct ioband_group *g, u32 cost, u64 now)
+{
+	struct ioband_sched *s = &dg->sched;
+	u32 units = IOBAND_LEASE_SLOTS * cost, slots;
+	int cpu = smp_processor_id();
+
+	lockdep_assert_held(&dg->lock);
+	if (!g->pcpu || g->limited || d->passthrough || !d->live ||
+	    s->conf.policy == IOBAND_POLICY_WEIGHT_TIME)
+		return;
+	if (!dg->leasing) {
+		if (s->heap_len)
+			return;
+		WRITE_ONCE(dg->leasing, true);
+	}
+	ioband_lease_take_back(dg, g, cpu, now);
+	ioband_lease_fold(dg, g, cpu, now);
+	slots = ioband_lease_grant(s, &g->ent, cost, &units,
+				   IOBAND_LEASE_SLOTS);
+	if (slots)
+		atomic64_set(&per_cpu_ptr(g->pcpu, cpu)->lease,
+			     (s64)slots << 32 | units);
+}
+
+static bool ioband_bio_urgent(const struct bio *bio);
+
+/*
+ * A bio of @d's default group under this CPU's lease: it goes down
+ * without dg->lock.  False if there is no lease, not enough of one, or
+ * the bio is one the scheduler must see.
+ */
+static bool ioband_map_leased(struct ioband_device *d, struct bio *bio,
+			      struct ioband_bio *ib)
+{
+	struct ioband_group *g = &d->def;
+	unsigned long jiffy = jiffies;
+	atomic64_t *lease;
+	u32 cost;
+	s64 old, new;
+
+	/* the first bio of a jiffy goes through the lock, to be timed (12.) */
+	if (!g->pcpu || (d->nr_groups && d->type != IOBAND_TYPE_NONE) ||
+	    ioband_bio_urgent(bio) || READ_ONCE(g->lat_jiffy) != jiffy)
+		return false;
+	cost = ioband_cost_flat(&d->dg->sched) ? IOBAND_SECTORS_PER_TOKEN :
+	       ioband_bio_cost(&d->dg->sched, bio_sectors(bio),
+			       bio_has_data(bio));
+	/*
+	 * This CPU's lease, or the one it left if the task moved since:
+	 * either is safe to take from, and a revoke's xchg orders with it.
+	 */
+	lease = &raw_cpu_ptr(g->pcpu)->lease;
+	old = atomic64_read(lease);
+	do {
+		if (!((u64)old >> 32) || (u32)old < cost)
+			return false;
+		new = old - (1LL << 32) - cost;
+	} while (!atomic64_try_cmpxchg(lease, &old, new));
+	if (op_is_write(bio_op(bio))) {
+		this_cpu_inc(g->pcpu->stats.writes);
+		this_cpu_add(g->pcpu->stats.write_sectors, bio_sectors(bio));
+	} else {
+		this_cpu_inc(g->pcpu->stats.reads);
+		this_cpu_add(g->pcpu->stats.read_sectors, bio_sectors(bio));
+	}
+	ib->grp = g;
+	ib->cost = cost;
+	ib->timed = false;
+	ib->lat = false;
+	ib->leased = true;
+	trace_ioband_map(d->dg->name, g->id, bio);
+	return true;
+}
+
+/*
+ * A leased bio of @g completed: true if it is folded in later, false if
+ * leasing has ended and the caller must fold it now, under the lock.
+ */
+static bool ioband_end_leased(struct ioband_dg *dg, struct ioband_group *g)
+{
+	atomic_inc(&raw_cpu_ptr(g->pcpu)->done);
+	/* counted before leasing is read; see ioband_lease_revoke_all() */
+	smp_mb__after_atomic();
+	return READ_ONCE(dg->leasing);
 }
 
 /* ---- back-pressure (see 7.) ---------------------------------------------- */
@@ -1593,7 +1791,7 @@ static inline bool ioband_lat_sample(struct ioband_group *g)
 
 	if (likely(g->lat_jiffy == now))
 		return false;
-	g->lat_jiffy = now;
+	WRITE_ONCE(g->lat_jiffy, now);
 	return true;
 }
 
@@ -1617,6 +1815,9 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	/* A held bio may be released as soon as the lock drops. */
 	ioband_set_dev(bio, d->dev->bdev);
 	bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
+	ib->leased = false;
+	if (READ_ONCE(dg->leasing) && ioband_map_leased(d, bio, ib))
+		return DM_MAPIO_REMAPPED;
 
 	spin_lock_irq(&dg->lock);
 	g = ioband_lookup(d, bio, ib);
@@ -1652,6 +1853,10 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	now = ioband_sched_needs_clock(s, &g->ent) || ib->lat ?
 	      ktime_get_ns() : 0;
 	held = !ioband_sched_start(s, &g->ent, ib->cost, bypass, now);
+	if (held)
+		ioband_lease_revoke_all(dg, now);
+	else if (!bypass)
+		ioband_lease_renew(dg, d, g, ib->cost, now);
 	if (held) {
 		if (unlikely(bio->bi_opf & REQ_NOWAIT)) {
 			/* the scheduler forgets it: it never came */
@@ -1718,6 +1923,8 @@ static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 		return DM_ENDIO_DONE;
 	dg = g->dev->dg;
 	s = &dg->sched;
+	if (ib->leased && ioband_end_leased(dg, g))
+		return DM_ENDIO_DONE;
 	spin_lock_irqsave(&dg->lock, flags);
 	now = ioband_sched_needs_clock(s, &g->ent) || ib->lat ?
 	      ktime_get_ns() : 0;
@@ -1725,7 +1932,9 @@ static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 		ioband_lat_add(&g->lat, ib->start_ns - ib->map_ns,
 			       now - ib->start_ns, now);
 	/* (charged under another policy, the bio has no time to report) */
-	if (ib->timed && s->conf.policy == IOBAND_POLICY_WEIGHT_TIME)
+	if (ib->leased)
+		ioband_lease_revoke(dg, g, now);
+	else if (ib->timed && s->conf.policy == IOBAND_POLICY_WEIGHT_TIME)
 		ioband_sched_complete_timed(s, &g->ent, ib->cls, ib->cost,
 					    now - ib->start_ns,
 					    ib->beyond_depth, now);
@@ -1940,6 +2149,7 @@ static void ioband_dg_set_conf(struct ioband_dg *dg,
 	struct ioband_group *g;
 	unsigned long idx;
 
+	ioband_lease_revoke_all(dg, ktime_get_ns());
 	ioband_sched_set_conf(&dg->sched, conf);
 	if (!restart)
 		return;
@@ -2106,6 +2316,7 @@ static int ioband_attach(struct ioband_device *d,
 		xa_store(&d->groups, confs[i].id, gs[i], GFP_ATOMIC);
 		d->nr_groups++;
 		d->last_grp = NULL;
+		ioband_lease_revoke_all(dg, ktime_get_ns());
 		if (i % IOBAND_LOCK_BATCH == IOBAND_LOCK_BATCH - 1 || i == nr - 1)
 			spin_unlock_irq(&dg->lock);
 	}
@@ -2207,6 +2418,8 @@ static void ioband_dtr(struct dm_target *ti)
 		ioband_walk_groups(d, ioband_group_unlink, NULL);
 	ioband_walk_groups(d, ioband_group_free, NULL);
 	spin_lock_irq(&dg->lock);
+	/* completions of leased bios that no CPU has folded yet */
+	ioband_lease_revoke(dg, &d->def, ktime_get_ns());
 	ioband_group_leave(d, &d->def);
 	if (d->live)
 		list_del(&d->dg_node);
@@ -2217,6 +2430,7 @@ static void ioband_dtr(struct dm_target *ti)
 	xa_destroy(&d->groups);
 	dm_put_device(ti, d->dev);
 	ioband_dg_put(dg);
+	free_percpu(d->def.pcpu);
 	kfree(d);
 }
 
@@ -2371,7 +2585,9 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	t.groups = ioband_alloc(IOBAND_ALLOC_TABLE,
 				kvcalloc(argc, sizeof(*t.groups), GFP_KERNEL));
 	d = ioband_alloc(IOBAND_ALLOC_DEVICE, kzalloc(sizeof(*d), GFP_KERNEL));
-	if (!t.groups || !d) {
+	if (d)
+		d->def.pcpu = alloc_percpu(struct ioband_group_pcpu);
+	if (!t.groups || !d || !d->def.pcpu) {
 		ti->error = "out of memory";
 		r = -ENOMEM;
 		goto bad;
@@ -2436,6 +2652,8 @@ bad_dg:
 bad_dev:
 	dm_put_device(ti, d->dev);
 bad:
+	if (d)
+		free_percpu(d->def.pcpu);
 	kfree(d);
 	kvfree(t.groups);
 	return r;
@@ -2451,6 +2669,7 @@ static void ioband_presuspend(struct dm_target *ti)
 
 	spin_lock_irq(&dg->lock);
 	d->passthrough = true;
+	ioband_lease_revoke(dg, &d->def, ktime_get_ns());
 	ioband_release_group(d, &d->def, NULL);
 	spin_unlock_irq(&dg->lock);
 	ioband_walk_groups(d, ioband_release_group, NULL);
@@ -2583,6 +2802,7 @@ static int ioband_msg_group(struct ioband_device *d,
 	int r = 0;
 
 	spin_lock_irq(&dg->lock);
+	ioband_lease_revoke_all(dg, ktime_get_ns());
 	g = ioband_find_group(d, conf->id);
 	if (!g) {
 		*error = "no such group";
@@ -2655,9 +2875,15 @@ static int ioband_msg_type(struct ioband_device *d, enum ioband_group_type type,
 static void ioband_reset_stats(struct ioband_device *d, struct ioband_group *g,
 			       void *unused)
 {
+	int cpu;
+
 	lockdep_assert_held(&d->dg->lock);
 	memset(&g->stats, 0, sizeof(g->stats));
 	memset(&g->lat, 0, sizeof(g->lat));
+	for_each_possible_cpu(cpu)
+		if (g->pcpu)
+			memset(&per_cpu_ptr(g->pcpu, cpu)->stats, 0,
+			       sizeof(g->stats));
 }
 
 static void ioband_msg_reset(struct ioband_device *d)
@@ -2764,11 +2990,24 @@ static void ioband_emit_stats(struct ioband_device *d, struct ioband_group *g,
 			      void *arg)
 {
 	struct ioband_emit *em = arg;
-	const struct ioband_stats *st = &g->stats;
+	struct ioband_stats sum = g->stats, *st = &sum;
 	char *result = em->result;
 	unsigned int maxlen = em->maxlen, sz = em->sz;
+	int cpu;
 
 	lockdep_assert_held(&d->dg->lock);
+	/* with what each CPU counted of leased bios (see 14.) */
+	for_each_possible_cpu(cpu) {
+		const struct ioband_stats *c;
+
+		if (!g->pcpu)
+			break;
+		c = &per_cpu_ptr(g->pcpu, cpu)->stats;
+		sum.reads += c->reads;
+		sum.read_sectors += c->read_sectors;
+		sum.writes += c->writes;
+		sum.write_sectors += c->write_sectors;
+	}
 	DMEMIT(" %lld %llu %llu %llu %llu %llu %llu", g->id, st->reads,
 	       st->delayed_reads, st->read_sectors, st->writes,
 	       st->delayed_writes, st->write_sectors);
