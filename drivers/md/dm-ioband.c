@@ -1110,12 +1110,29 @@ static void ioband_lease_revoke_all(struct ioband_dg *dg, u64 now)
 }
 
 /*
- * After a bio of @g costing @cost went down through the lock: this CPU
- * gives back what its lease of @g has left, folds its completions, and
- * takes a new lease if the scheduler grants one.  dg->lock held.
+ * A bio of @g comes to the lock: this CPU gives back what its lease of
+ * @g has left and folds its completions first, so that the scheduler
+ * sees what is really in flight (a single stream whose lease ran out has
+ * nothing, and is not taken for a parallel one).  dg->lock held.
+ */
+static void ioband_lease_settle(struct ioband_dg *dg, struct ioband_group *g,
+				u64 now)
+{
+	int cpu = smp_processor_id();
+
+	lockdep_assert_held(&dg->lock);
+	if (!g->pcpu)
+		return;
+	ioband_lease_take_back(dg, g, cpu, now);
+	ioband_lease_fold(dg, g, cpu, now);
+}
+
+/*
+ * After a bio of @g costing @cost went down through the lock: a new lease
+ * for this CPU, if the scheduler grants one.  dg->lock held.
  */
 static void ioband_lease_renew(struct ioband_dg *dg, struct ioband_device *d,
-			       struct ioband_group *g, u32 cost, u64 now)
+			       struct ioband_group *g, u32 cost)
 {
 	struct ioband_sched *s = &dg->sched;
 	u32 units = IOBAND_LEASE_SLOTS * cost, slots;
@@ -1130,8 +1147,6 @@ static void ioband_lease_renew(struct ioband_dg *dg, struct ioband_device *d,
 			return;
 		WRITE_ONCE(dg->leasing, true);
 	}
-	ioband_lease_take_back(dg, g, cpu, now);
-	ioband_lease_fold(dg, g, cpu, now);
 	slots = ioband_lease_grant(s, &g->ent, cost, &units,
 				   IOBAND_LEASE_SLOTS);
 	if (slots)
@@ -1852,11 +1867,12 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	/* The clock is read only when the scheduler or a timed bio needs it. */
 	now = ioband_sched_needs_clock(s, &g->ent) || ib->lat ?
 	      ktime_get_ns() : 0;
+	ioband_lease_settle(dg, g, now);
 	held = !ioband_sched_start(s, &g->ent, ib->cost, bypass, now);
 	if (held)
 		ioband_lease_revoke_all(dg, now);
 	else if (!bypass)
-		ioband_lease_renew(dg, d, g, ib->cost, now);
+		ioband_lease_renew(dg, d, g, ib->cost);
 	if (held) {
 		if (unlikely(bio->bi_opf & REQ_NOWAIT)) {
 			/* the scheduler forgets it: it never came */
