@@ -1074,9 +1074,12 @@ static void ioband_lease_fold(struct ioband_dg *dg, struct ioband_group *g,
 		ioband_lease_complete(&dg->sched, &g->ent, done, false, now);
 }
 
-/* Every lease of @g ends.  dg->lock held. */
-static void ioband_lease_revoke(struct ioband_dg *dg, struct ioband_group *g,
-				u64 now)
+/*
+ * Every lease of @g ends, if @take_back, and every CPU's completions of
+ * leased bios are folded.  dg->lock held.
+ */
+static void ioband_lease_collect(struct ioband_dg *dg, struct ioband_group *g,
+				 bool take_back, u64 now)
 {
 	int cpu;
 
@@ -1084,9 +1087,16 @@ static void ioband_lease_revoke(struct ioband_dg *dg, struct ioband_group *g,
 	if (!g->pcpu)
 		return;
 	for_each_possible_cpu(cpu) {
-		ioband_lease_take_back(dg, g, cpu, now);
+		if (take_back)
+			ioband_lease_take_back(dg, g, cpu, now);
 		ioband_lease_fold(dg, g, cpu, now);
 	}
+}
+
+static void ioband_lease_revoke(struct ioband_dg *dg, struct ioband_group *g,
+				u64 now)
+{
+	ioband_lease_collect(dg, g, true, now);
 }
 
 /*
@@ -1949,7 +1959,7 @@ static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 			       now - ib->start_ns, now);
 	/* (charged under another policy, the bio has no time to report) */
 	if (ib->leased)
-		ioband_lease_revoke(dg, g, now);
+		ioband_lease_collect(dg, g, false, now);
 	else if (ib->timed && s->conf.policy == IOBAND_POLICY_WEIGHT_TIME)
 		ioband_sched_complete_timed(s, &g->ent, ib->cls, ib->cost,
 					    now - ib->start_ns,
