@@ -518,17 +518,35 @@
  * free, so a lease delays no one: while nothing is held, the depth is not
  * what limits anybody.  The first bio held ends every lease of the device
  * group (ioband_lease_revoke_all(): leasing off, then each CPU's word
- * taken back with xchg and its completions folded; a completion that
- * comes after sees leasing off and folds itself under the lock), and
- * from then on every bio takes the lock as in 7., so contended shares are
- * the locked path's.  Messages, attach and policy changes end leases the
+ * taken back with xchg and its completions folded), and from then on
+ * every bio takes the lock as in 7., so contended shares are the locked
+ * path's.  Messages, attach, detach and policy changes end leases the
  * same way, and presuspend and removal end the device's.
  *
- * Not yet: leases of attached groups (their lookup still takes the lock),
- * weight-time (a bio's class reads the group's last sector), and a timer
- * that folds the completions of CPUs that stop submitting; until then
- * they stay counted in flight until the next revoke or that CPU's next
- * lease.
+ * A leased bio finds its group without the lock: the default group while
+ * none is attached, else the group this CPU last found for the bio's
+ * cgroup or task id (struct ioband_lookup_cache, one per CPU, which also
+ * serves the locked path), valid while no group has come or gone since.
+ * The lookup runs as an RCU-sched reader, and attached groups are freed a
+ * grace period after their last bio (ioband_group_destroy()), so a group
+ * found as it is detached is still there: either the detach took its
+ * lease back first, and the bio takes the lock, or the bio took from the
+ * lease first and went down as it would have just before the detach.
+ * cgroup-tree is not leased: its charges climb the tree.
+ *
+ * A completion counts itself in its CPU's counter, then reads whether
+ * leasing is still on and its group still attached; the side that ends
+ * leasing or detaches writes its flag, then folds every counter.  With a
+ * full barrier on each side, either the fold sees the count or the
+ * completion sees the flag; in the second case it takes one count back
+ * (any one: counts are interchangeable) and completes it under the lock.
+ * The count it holds keeps the group in flight, so a detached group
+ * cannot be freed under it.
+ *
+ * Not yet: weight-time (a bio's class reads the group's last sector), and
+ * a timer that folds the completions of CPUs that stop submitting; until
+ * then they stay counted in flight until the next revoke, that CPU's next
+ * bio of the group through the lock, or a detach.
  */
 #include <linux/blk-cgroup.h>
 #include <linux/bio.h>
@@ -582,8 +600,12 @@ struct ioband_group {
 	/* cgroup-tree: its cgroup, pinned, NULL if none had its id */
 	struct cgroup *cgrp;
 	struct ioband_stats stats;
-	/* each CPU's lease and leased bios; NULL: never leased (see 14.) */
+	/* each CPU's lease and leased bios (see 14.) */
 	struct ioband_group_pcpu __percpu *pcpu;
+	/* on dg->leased while it may have leases or their completions */
+	struct list_head lease_node;
+	/* an attached group is freed a grace period after it is destroyed */
+	struct rcu_head rcu;
 	/* see 12.: the jiffy of its last timed bio, and the histograms */
 	unsigned long lat_jiffy;
 	struct ioband_lat lat;
@@ -603,6 +625,7 @@ struct ioband_dg {
 	spinlock_t lock;		/* see 9. Locking */
 	/* leases may be granted; written under lock, read without (see 14.) */
 	bool leasing;
+	struct list_head leased;	/* groups, under lock (see 14.) */
 	struct ioband_sched sched;
 	struct bio_list ready;		/* released, for the work item */
 	struct workqueue_struct *wq;	/* this device group's own, see 7. */
@@ -637,17 +660,19 @@ struct ioband_device {
 	 */
 	u64 min_sum;
 	/*
-	 * The last lookup's answer, under dg->lock: a stream of bios from
-	 * one submitter finds its group without walking the xarray (and a
-	 * cgroup's ancestors).  Cleared whenever a group comes or goes.
+	 * Each CPU's last lookup: a stream of bios from one submitter finds
+	 * its group without walking the xarray (and a cgroup's ancestors),
+	 * and without writing a line other CPUs read.  An answer holds while
+	 * groups_gen, advanced under dg->lock whenever a group comes or goes,
+	 * is the one it was found under.
 	 */
-	s64 last_id;
-	struct ioband_group *last_grp;
+	struct ioband_lookup_cache __percpu *lookup;
+	u64 groups_gen;
 #ifdef IOBAND_OUT_OF_TREE
 	/* what the original bio of a clone must show; see ioband_orig_css() */
 	struct mapped_device *md;
 	struct gendisk *disk;
-	/* a bio of this device has shown it, under dg->lock */
+	/* a bio of this device has shown it; once true, stays true */
 	bool orig_proven;
 #endif
 };
@@ -671,6 +696,64 @@ static LIST_HEAD(ioband_dgs);
 static DEFINE_MUTEX(ioband_dgs_lock);
 
 /* ---- classification ----------------------------------------------------- */
+
+/*
+ * One CPU's last lookup on a device: bios whose id is @id go to @grp,
+ * while @gen is the device's groups_gen.  Each CPU writes only its own,
+ * under dg->lock; the path without the lock (14.) reads its own with
+ * preemption off, and @seq tells it when a bio mapped in an interrupt
+ * rewrote the entry under it.
+ */
+struct ioband_lookup_cache {
+	u32 seq;		/* odd while being written */
+	u64 gen;		/* 0: empty */
+	s64 id;
+	struct ioband_group *grp;
+};
+
+/* What this CPU last found on @d for @id, or NULL.  Preemption off. */
+static inline struct ioband_group *ioband_lookup_recall(struct ioband_device *d,
+							s64 id)
+{
+	struct ioband_lookup_cache *c = this_cpu_ptr(d->lookup);
+	u32 seq = READ_ONCE(c->seq);
+	struct ioband_group *g;
+	u64 gen;
+	s64 cid;
+
+	barrier();
+	gen = READ_ONCE(c->gen);
+	cid = READ_ONCE(c->id);
+	g = READ_ONCE(c->grp);
+	barrier();
+	if ((seq & 1) || READ_ONCE(c->seq) != seq || cid != id ||
+	    !gen || gen != READ_ONCE(d->groups_gen))
+		return NULL;
+	return g;
+}
+
+/* This CPU's lookup on @d found @g for @id.  dg->lock held. */
+static void ioband_lookup_remember(struct ioband_device *d, s64 id,
+				   struct ioband_group *g)
+{
+	struct ioband_lookup_cache *c = this_cpu_ptr(d->lookup);
+
+	lockdep_assert_held(&d->dg->lock);
+	WRITE_ONCE(c->seq, c->seq + 1);
+	barrier();
+	WRITE_ONCE(c->gen, d->groups_gen);
+	WRITE_ONCE(c->id, id);
+	WRITE_ONCE(c->grp, g);
+	barrier();
+	WRITE_ONCE(c->seq, c->seq + 1);
+}
+
+/* A group came or went: every CPU's lookup is forgotten.  dg->lock held. */
+static void ioband_lookup_forget(struct ioband_device *d)
+{
+	lockdep_assert_held(&d->dg->lock);
+	WRITE_ONCE(d->groups_gen, d->groups_gen + 1);
+}
 
 static s64 ioband_task_id(enum ioband_group_type type)
 {
@@ -831,7 +914,7 @@ static struct cgroup_subsys_state *ioband_orig_css(struct ioband_device *d,
 	if (likely(d->orig_proven))
 		return bio_blkcg_css(ioband_orig_bio(clone));
 	orig = ioband_orig_bio_checked(d, clone, ib);
-	d->orig_proven = orig;
+	WRITE_ONCE(d->orig_proven, orig);
 	if (mode == IOBAND_ORIG_UNKNOWN || !orig)
 		ioband_orig_mode_set(orig ? IOBAND_ORIG_ON : IOBAND_ORIG_OFF);
 	return orig ? bio_blkcg_css(orig) : NULL;
@@ -839,13 +922,12 @@ static struct cgroup_subsys_state *ioband_orig_css(struct ioband_device *d,
 
 /*
  * ioband_orig_css() once @d's layout is proven, else NULL: the question
- * map() asks inline, before it calls anything.  dg->lock held.
+ * map() asks inline, before it calls anything.  Needs no lock.
  */
 static inline struct cgroup_subsys_state *
 ioband_orig_css_proven(struct ioband_device *d, struct bio *clone)
 {
-	lockdep_assert_held(&d->dg->lock);
-	if (!IS_ENABLED(CONFIG_BLK_CGROUP) || !d->orig_proven ||
+	if (!IS_ENABLED(CONFIG_BLK_CGROUP) || !READ_ONCE(d->orig_proven) ||
 	    READ_ONCE(ioband_orig_mode) == IOBAND_ORIG_OFF)
 		return NULL;
 	return bio_blkcg_css(ioband_orig_bio(clone));
@@ -866,21 +948,17 @@ ioband_orig_css_proven(struct ioband_device *d, struct bio *clone)
 #endif
 
 /*
- * The last lookup's answer for a bio of a cgroup type whose original
- * carries the same cgroup, else NULL (ask ioband_lookup_attached(), which
- * also answers for bios without an association).  dg->lock held.
+ * This CPU's last lookup's answer for a bio of a cgroup type whose
+ * original carries the same cgroup, else NULL (ask
+ * ioband_lookup_attached(), which also answers for bios without an
+ * association).  Preemption off; no lock needed.
  */
 static inline struct ioband_group *ioband_lookup_cached(struct ioband_device *d,
 							struct bio *bio)
 {
-	struct cgroup_subsys_state *css;
+	struct cgroup_subsys_state *css = ioband_orig_css_proven(d, bio);
 
-	if (!ioband_type_cgroup(d->type) || !d->last_grp)
-		return NULL;
-	css = ioband_orig_css_proven(d, bio);
-	if (!css || cgroup_id(css->cgroup) != d->last_id)
-		return NULL;
-	return d->last_grp;
+	return css ? ioband_lookup_recall(d, cgroup_id(css->cgroup)) : NULL;
 }
 
 /*
@@ -1011,17 +1089,19 @@ ioband_lookup_attached(struct ioband_device *d, struct bio *bio,
 	} else {
 		id = ioband_task_id(d->type);
 	}
-	if (d->last_grp && d->last_id == id)
-		return d->last_grp;
+	g = ioband_lookup_recall(d, id);
+	if (g)
+		return g;
 	if (cgrp) {
 		for (; cgrp && !g; cgrp = cgroup_parent(cgrp))
 			g = xa_load(&d->groups, cgroup_id(cgrp));
 	} else {
 		g = xa_load(&d->groups, id);
 	}
-	d->last_id = id;
-	d->last_grp = g ? g : &d->def;
-	return d->last_grp;
+	if (!g)
+		g = &d->def;
+	ioband_lookup_remember(d, id, g);
+	return g;
 }
 
 /*
@@ -1038,8 +1118,30 @@ static inline struct ioband_group *ioband_lookup(struct ioband_device *d,
 
 	if (!d->nr_groups || d->type == IOBAND_TYPE_NONE)
 		return &d->def;
-	g = ioband_lookup_cached(d, bio);
+	g = ioband_type_cgroup(d->type) ? ioband_lookup_cached(d, bio) : NULL;
 	return g ? g : ioband_lookup_attached(d, bio, ib);
+}
+
+/*
+ * ioband_lookup() without dg->lock, for the leased path (14.): NULL where
+ * it would have to walk the groups, and for cgroup-tree, whose groups are
+ * not leased.  An attach or a detach that races with it ends every lease
+ * first, so a group found here can only have been found just before.
+ * RCU-sched read side: an attached group is freed a grace period after
+ * it is destroyed.
+ */
+static inline struct ioband_group *
+ioband_lookup_unlocked(struct ioband_device *d, struct bio *bio)
+{
+	enum ioband_group_type type = READ_ONCE(d->type);
+
+	if (!READ_ONCE(d->nr_groups) || type == IOBAND_TYPE_NONE)
+		return &d->def;
+	if (type == IOBAND_TYPE_CGROUP_TREE)
+		return NULL;
+	if (type == IOBAND_TYPE_CGROUP)
+		return ioband_lookup_cached(d, bio);
+	return ioband_lookup_recall(d, ioband_task_id(type));
 }
 
 /* ---- leases (see 14.) ------------------------------------------------------ */
@@ -1052,6 +1154,14 @@ struct ioband_group_pcpu {
 	atomic_t done;			/* leased bios completed, not folded */
 	struct ioband_stats stats;	/* of the bios it sent under leases */
 };
+
+/* Whether @g's next bio is to be timed (12.), read without dg->lock. */
+static bool ioband_lat_due(const struct ioband_group *g)
+{
+	unsigned long now = jiffies;
+
+	return READ_ONCE(g->lat_jiffy) != now;
+}
 
 /* What @g's lease on @cpu did not use, back to the scheduler.  dg->lock held. */
 static void ioband_lease_take_back(struct ioband_dg *dg, struct ioband_group *g,
@@ -1075,39 +1185,31 @@ static void ioband_lease_fold(struct ioband_dg *dg, struct ioband_group *g,
 }
 
 /*
- * Every lease of @g ends, if @take_back, and every CPU's completions of
- * leased bios are folded.  dg->lock held.
+ * Every lease of @g ends and every CPU's completions of its leased bios
+ * are folded; @g leaves dg->leased.  The caller has ended leasing or
+ * detached @g, and ordered that before (see ioband_end_leased()).
+ * dg->lock held.
  */
-static void ioband_lease_collect(struct ioband_dg *dg, struct ioband_group *g,
-				 bool take_back, u64 now)
+static void ioband_lease_end(struct ioband_dg *dg, struct ioband_group *g,
+			     u64 now)
 {
 	int cpu;
 
 	lockdep_assert_held(&dg->lock);
-	if (!g->pcpu)
-		return;
 	for_each_possible_cpu(cpu) {
-		if (take_back)
-			ioband_lease_take_back(dg, g, cpu, now);
+		ioband_lease_take_back(dg, g, cpu, now);
 		ioband_lease_fold(dg, g, cpu, now);
 	}
-}
-
-static void ioband_lease_revoke(struct ioband_dg *dg, struct ioband_group *g,
-				u64 now)
-{
-	ioband_lease_collect(dg, g, true, now);
+	list_del_init(&g->lease_node);
 }
 
 /*
- * No lease from now on, until ioband_lease_renew() finds nothing held:
- * end_io() of a leased bio sees leasing false, or its completion is
- * folded here (the barrier pairs with ioband_end_leased()'s).
+ * No lease from now on, until ioband_lease_renew() finds nothing held.
  * dg->lock held.
  */
 static void ioband_lease_revoke_all(struct ioband_dg *dg, u64 now)
 {
-	struct ioband_device *d;
+	struct ioband_group *g, *next;
 
 	lockdep_assert_held(&dg->lock);
 	if (!dg->leasing)
@@ -1115,8 +1217,23 @@ static void ioband_lease_revoke_all(struct ioband_dg *dg, u64 now)
 	WRITE_ONCE(dg->leasing, false);
 	/* leasing off before the counters are read; see ioband_end_leased() */
 	smp_mb();
-	list_for_each_entry(d, &dg->devices, dg_node)
-		ioband_lease_revoke(dg, &d->def, now);
+	list_for_each_entry_safe(g, next, &dg->leased, lease_node)
+		ioband_lease_end(dg, g, now);
+}
+
+/*
+ * @g leaves its device (detached, or the device goes away): no lease of
+ * it from now on, and none of its bios' completions is left unfolded, so
+ * that what it has in flight is what really is.  dg->lock held.
+ */
+static void ioband_lease_leave(struct ioband_dg *dg, struct ioband_group *g,
+			       u64 now)
+{
+	lockdep_assert_held(&dg->lock);
+	WRITE_ONCE(g->detached, true);
+	/* detached before the counters are read; see ioband_end_leased() */
+	smp_mb();
+	ioband_lease_end(dg, g, now);
 }
 
 /*
@@ -1131,15 +1248,15 @@ static void ioband_lease_settle(struct ioband_dg *dg, struct ioband_group *g,
 	int cpu = smp_processor_id();
 
 	lockdep_assert_held(&dg->lock);
-	if (!g->pcpu)
-		return;
 	ioband_lease_take_back(dg, g, cpu, now);
 	ioband_lease_fold(dg, g, cpu, now);
 }
 
 /*
  * After a bio of @g costing @cost went down through the lock: a new lease
- * for this CPU, if the scheduler grants one.  dg->lock held.
+ * for this CPU, if the scheduler grants one.  Not for cgroup-tree, whose
+ * charges climb the tree, nor weight-time, whose bios each have a class.
+ * dg->lock held.
  */
 static void ioband_lease_renew(struct ioband_dg *dg, struct ioband_device *d,
 			       struct ioband_group *g, u32 cost)
@@ -1149,7 +1266,8 @@ static void ioband_lease_renew(struct ioband_dg *dg, struct ioband_device *d,
 	int cpu = smp_processor_id();
 
 	lockdep_assert_held(&dg->lock);
-	if (!g->pcpu || g->limited || d->passthrough || !d->live ||
+	if (g->limited || g->detached || d->type == IOBAND_TYPE_CGROUP_TREE ||
+	    d->passthrough || !d->live ||
 	    s->conf.policy == IOBAND_POLICY_WEIGHT_TIME)
 		return;
 	if (!dg->leasing) {
@@ -1159,45 +1277,56 @@ static void ioband_lease_renew(struct ioband_dg *dg, struct ioband_device *d,
 	}
 	slots = ioband_lease_grant(s, &g->ent, cost, &units,
 				   IOBAND_LEASE_SLOTS);
-	if (slots)
-		atomic64_set(&per_cpu_ptr(g->pcpu, cpu)->lease,
-			     (s64)slots << 32 | units);
+	if (!slots)
+		return;
+	atomic64_set(&per_cpu_ptr(g->pcpu, cpu)->lease,
+		     (s64)slots << 32 | units);
+	if (list_empty(&g->lease_node))
+		list_add(&g->lease_node, &dg->leased);
 }
 
 static bool ioband_bio_urgent(const struct bio *bio);
 
-/*
- * A bio of @d's default group under this CPU's lease: it goes down
- * without dg->lock.  False if there is no lease, not enough of one, or
- * the bio is one the scheduler must see.
- */
-static bool ioband_map_leased(struct ioband_device *d, struct bio *bio,
-			      struct ioband_bio *ib)
+/* Takes one bio of @cost from this CPU's lease of @g.  Preemption off. */
+static bool ioband_lease_take(struct ioband_group *g, u32 cost)
 {
-	struct ioband_group *g = &d->def;
-	unsigned long jiffy = jiffies;
-	atomic64_t *lease;
-	u32 cost;
-	s64 old, new;
+	atomic64_t *lease = &this_cpu_ptr(g->pcpu)->lease;
+	s64 old = atomic64_read(lease), new;
 
-	/* the first bio of a jiffy goes through the lock, to be timed (12.) */
-	if (!g->pcpu || (d->nr_groups && d->type != IOBAND_TYPE_NONE) ||
-	    ioband_bio_urgent(bio) || READ_ONCE(g->lat_jiffy) != jiffy)
-		return false;
-	cost = ioband_cost_flat(&d->dg->sched) ? IOBAND_SECTORS_PER_TOKEN :
-	       ioband_bio_cost(&d->dg->sched, bio_sectors(bio),
-			       bio_has_data(bio));
-	/*
-	 * This CPU's lease, or the one it left if the task moved since:
-	 * either is safe to take from, and a revoke's xchg orders with it.
-	 */
-	lease = &raw_cpu_ptr(g->pcpu)->lease;
-	old = atomic64_read(lease);
 	do {
 		if (!((u64)old >> 32) || (u32)old < cost)
 			return false;
 		new = old - (1LL << 32) - cost;
 	} while (!atomic64_try_cmpxchg(lease, &old, new));
+	return true;
+}
+
+/*
+ * A bio of @d under this CPU's lease of its group: it goes down without
+ * dg->lock.  False if its group is not found without the lock, there is
+ * no lease or not enough of one, or the bio is one the scheduler must
+ * see.
+ */
+static bool ioband_map_leased(struct ioband_device *d, struct bio *bio,
+			      struct ioband_bio *ib)
+{
+	struct ioband_sched *s = &d->dg->sched;
+	struct ioband_group *g;
+	bool taken = false;
+	u32 cost;
+
+	if (ioband_bio_urgent(bio))
+		return false;
+	/* an attached group found here is freed only after a grace period */
+	rcu_read_lock_sched();
+	g = ioband_lookup_unlocked(d, bio);
+	/* the first bio of a jiffy goes through the lock, to be timed (12.) */
+	if (!g || ioband_lat_due(g))
+		goto out;
+	cost = ioband_cost_flat(s) ? IOBAND_SECTORS_PER_TOKEN :
+	       ioband_bio_cost(s, bio_sectors(bio), bio_has_data(bio));
+	if (!ioband_lease_take(g, cost))
+		goto out;
 	if (op_is_write(bio_op(bio))) {
 		this_cpu_inc(g->pcpu->stats.writes);
 		this_cpu_add(g->pcpu->stats.write_sectors, bio_sectors(bio));
@@ -1211,19 +1340,37 @@ static bool ioband_map_leased(struct ioband_device *d, struct bio *bio,
 	ib->lat = false;
 	ib->leased = true;
 	trace_ioband_map(d->dg->name, g->id, bio);
-	return true;
+	taken = true;
+out:
+	rcu_read_unlock_sched();
+	return taken;
 }
 
 /*
- * A leased bio of @g completed: true if it is folded in later, false if
- * leasing has ended and the caller must fold it now, under the lock.
+ * A leased bio of @g completed.  Its completion is left in this CPU's
+ * count for a later fold, unless leasing has ended or @g is detached:
+ * then the fold that ended it may have run already, and the caller takes
+ * one completion back to fold it itself under the lock (true).  Counts
+ * are interchangeable, and the one taken back keeps @g in flight, so @g
+ * outlives it.  The full barrier pairs with the one before the fold in
+ * ioband_lease_revoke_all() and ioband_lease_leave(): either the fold
+ * sees this count, or this sees the flag.
  */
 static bool ioband_end_leased(struct ioband_dg *dg, struct ioband_group *g)
 {
-	atomic_inc(&raw_cpu_ptr(g->pcpu)->done);
-	/* counted before leasing is read; see ioband_lease_revoke_all() */
+	atomic_t *done;
+	bool fold = false;
+
+	/* once counted, @g may be folded, and freed, by another CPU */
+	rcu_read_lock_sched();
+	done = &this_cpu_ptr(g->pcpu)->done;
+	atomic_inc(done);
+	/* counted before the flags are read: pairs with the fold's smp_mb() */
 	smp_mb__after_atomic();
-	return READ_ONCE(dg->leasing);
+	if (!READ_ONCE(dg->leasing) || READ_ONCE(g->detached))
+		fold = atomic_dec_if_positive(done) >= 0;
+	rcu_read_unlock_sched();
+	return fold;
 }
 
 /* ---- back-pressure (see 7.) ---------------------------------------------- */
@@ -1408,10 +1555,19 @@ static struct ioband_group *to_group(struct ioband_entity *e)
 	return container_of(e, struct ioband_group, ent);
 }
 
+static void ioband_group_free_rcu(struct rcu_head *rcu)
+{
+	struct ioband_group *g = container_of(rcu, struct ioband_group, rcu);
+
+	free_percpu(g->pcpu);
+	kfree(g);
+}
+
+/* An attached group; the leased path may still read it (see 14.). */
 static void ioband_group_destroy(struct ioband_group *g)
 {
 	ioband_cgroup_put(g->cgrp);
-	kfree(g);
+	call_rcu(&g->rcu, ioband_group_free_rcu);
 }
 
 /*
@@ -1949,7 +2105,7 @@ static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 		return DM_ENDIO_DONE;
 	dg = g->dev->dg;
 	s = &dg->sched;
-	if (ib->leased && ioband_end_leased(dg, g))
+	if (ib->leased && !ioband_end_leased(dg, g))
 		return DM_ENDIO_DONE;
 	spin_lock_irqsave(&dg->lock, flags);
 	now = ioband_sched_needs_clock(s, &g->ent) || ib->lat ?
@@ -1959,7 +2115,7 @@ static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 			       now - ib->start_ns, now);
 	/* (charged under another policy, the bio has no time to report) */
 	if (ib->leased)
-		ioband_lease_collect(dg, g, false, now);
+		ioband_lease_complete(s, &g->ent, 1, false, now);
 	else if (ib->timed && s->conf.policy == IOBAND_POLICY_WEIGHT_TIME)
 		ioband_sched_complete_timed(s, &g->ent, ib->cls, ib->cost,
 					    now - ib->start_ns,
@@ -2109,6 +2265,7 @@ static struct ioband_dg *ioband_dg_get(const char *name,
 	dg->nr_devices = 1;
 	mutex_init(&dg->conf_lock);
 	INIT_LIST_HEAD(&dg->devices);
+	INIT_LIST_HEAD(&dg->leased);
 	spin_lock_init(&dg->lock);
 	ioband_sched_init(&dg->sched, conf, heap, 1);
 	bio_list_init(&dg->ready);
@@ -2198,6 +2355,7 @@ static void ioband_group_init(struct ioband_device *d, struct ioband_group *g,
 	lockdep_assert_held(&d->dg->lock);
 	g->dev = d;
 	g->id = conf->id;
+	INIT_LIST_HEAD(&g->lease_node);
 	bio_list_init(&g->held);
 	bio_list_init(&g->limit_wait);
 	ioband_entity_prepare(&g->ent, conf->weight);
@@ -2325,6 +2483,12 @@ static int ioband_attach(struct ioband_device *d,
 			r = -ENOMEM;
 			goto fail;
 		}
+		gs[i]->pcpu = ioband_alloc(IOBAND_ALLOC_GROUP,
+					   alloc_percpu(struct ioband_group_pcpu));
+		if (!gs[i]->pcpu) {
+			r = -ENOMEM;
+			goto fail;
+		}
 		if (d->type == IOBAND_TYPE_CGROUP_TREE)
 			gs[i]->cgrp = ioband_cgroup_get(confs[i].id);
 		r = ioband_alloc_fails(IOBAND_ALLOC_SLOT) ? -ENOMEM :
@@ -2340,8 +2504,9 @@ static int ioband_attach(struct ioband_device *d,
 		ioband_group_init(d, gs[i], &confs[i]);
 		/* reserved above: cannot fail or allocate */
 		xa_store(&d->groups, confs[i].id, gs[i], GFP_ATOMIC);
-		d->nr_groups++;
-		d->last_grp = NULL;
+		WRITE_ONCE(d->nr_groups, d->nr_groups + 1);
+		ioband_lookup_forget(d);
+		/* a bio of its cgroup may have been leased to another group */
 		ioband_lease_revoke_all(dg, ktime_get_ns());
 		if (i % IOBAND_LOCK_BATCH == IOBAND_LOCK_BATCH - 1 || i == nr - 1)
 			spin_unlock_irq(&dg->lock);
@@ -2375,10 +2540,11 @@ static bool ioband_detach_locked(struct ioband_device *d,
 	struct ioband_sched *s = &d->dg->sched;
 	u64 now = ktime_get_ns();
 
+	ioband_lease_leave(d->dg, g, now);
 	xa_erase(&d->groups, g->id);
-	d->nr_groups--;
+	WRITE_ONCE(d->nr_groups, d->nr_groups - 1);
 	d->min_sum -= g->ent.min_kbps;
-	d->last_grp = NULL;
+	ioband_lookup_forget(d);
 	ioband_sched_move_held(s, &g->ent, &d->def.ent, now);
 	bio_list_merge(&d->def.held, &g->held);
 	bio_list_init(&g->held);
@@ -2391,7 +2557,6 @@ static bool ioband_detach_locked(struct ioband_device *d,
 	ioband_entity_exit(s, &g->ent);
 	/* its children follow it to the top until ioband_tree_relink() */
 	ioband_entity_set_parent(s, &g->ent, NULL);
-	g->detached = true;
 	if (g->ent.nr_inflight)
 		return false;
 	ioband_entity_forget(s, &g->ent);
@@ -2426,6 +2591,8 @@ static int ioband_detach(struct ioband_device *d, s64 id)
 static void ioband_group_free(struct ioband_device *d, struct ioband_group *g,
 			      void *unused)
 {
+	/* completions of leased bios that no CPU has folded yet */
+	ioband_lease_leave(d->dg, g, ktime_get_ns());
 	WARN_ON_ONCE(!bio_list_empty(&g->held) ||
 		     !bio_list_empty(&g->limit_wait) || g->ent.nr_inflight);
 	xa_erase(&d->groups, g->id);
@@ -2444,8 +2611,7 @@ static void ioband_dtr(struct dm_target *ti)
 		ioband_walk_groups(d, ioband_group_unlink, NULL);
 	ioband_walk_groups(d, ioband_group_free, NULL);
 	spin_lock_irq(&dg->lock);
-	/* completions of leased bios that no CPU has folded yet */
-	ioband_lease_revoke(dg, &d->def, ktime_get_ns());
+	ioband_lease_leave(dg, &d->def, ktime_get_ns());
 	ioband_group_leave(d, &d->def);
 	if (d->live)
 		list_del(&d->dg_node);
@@ -2457,6 +2623,7 @@ static void ioband_dtr(struct dm_target *ti)
 	dm_put_device(ti, d->dev);
 	ioband_dg_put(dg);
 	free_percpu(d->def.pcpu);
+	free_percpu(d->lookup);
 	kfree(d);
 }
 
@@ -2611,9 +2778,12 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	t.groups = ioband_alloc(IOBAND_ALLOC_TABLE,
 				kvcalloc(argc, sizeof(*t.groups), GFP_KERNEL));
 	d = ioband_alloc(IOBAND_ALLOC_DEVICE, kzalloc(sizeof(*d), GFP_KERNEL));
-	if (d)
+	if (d) {
 		d->def.pcpu = alloc_percpu(struct ioband_group_pcpu);
-	if (!t.groups || !d || !d->def.pcpu) {
+		d->lookup = alloc_percpu(struct ioband_lookup_cache);
+		d->groups_gen = 1;
+	}
+	if (!t.groups || !d || !d->def.pcpu || !d->lookup) {
 		ti->error = "out of memory";
 		r = -ENOMEM;
 		goto bad;
@@ -2678,8 +2848,10 @@ bad_dg:
 bad_dev:
 	dm_put_device(ti, d->dev);
 bad:
-	if (d)
+	if (d) {
 		free_percpu(d->def.pcpu);
+		free_percpu(d->lookup);
+	}
 	kfree(d);
 	kvfree(t.groups);
 	return r;
@@ -2695,7 +2867,7 @@ static void ioband_presuspend(struct dm_target *ti)
 
 	spin_lock_irq(&dg->lock);
 	d->passthrough = true;
-	ioband_lease_revoke(dg, &d->def, ktime_get_ns());
+	ioband_lease_revoke_all(dg, ktime_get_ns());
 	ioband_release_group(d, &d->def, NULL);
 	spin_unlock_irq(&dg->lock);
 	ioband_walk_groups(d, ioband_release_group, NULL);
@@ -2907,9 +3079,7 @@ static void ioband_reset_stats(struct ioband_device *d, struct ioband_group *g,
 	memset(&g->stats, 0, sizeof(g->stats));
 	memset(&g->lat, 0, sizeof(g->lat));
 	for_each_possible_cpu(cpu)
-		if (g->pcpu)
-			memset(&per_cpu_ptr(g->pcpu, cpu)->stats, 0,
-			       sizeof(g->stats));
+		memset(&per_cpu_ptr(g->pcpu, cpu)->stats, 0, sizeof(g->stats));
 }
 
 static void ioband_msg_reset(struct ioband_device *d)
@@ -3024,11 +3194,8 @@ static void ioband_emit_stats(struct ioband_device *d, struct ioband_group *g,
 	lockdep_assert_held(&d->dg->lock);
 	/* with what each CPU counted of leased bios (see 14.) */
 	for_each_possible_cpu(cpu) {
-		const struct ioband_stats *c;
+		const struct ioband_stats *c = &per_cpu_ptr(g->pcpu, cpu)->stats;
 
-		if (!g->pcpu)
-			break;
-		c = &per_cpu_ptr(g->pcpu, cpu)->stats;
 		sum.reads += c->reads;
 		sum.read_sectors += c->read_sectors;
 		sum.writes += c->writes;
@@ -3268,6 +3435,8 @@ static int __init dm_ioband_init(void)
 static void __exit dm_ioband_exit(void)
 {
 	dm_unregister_target(&ioband_target);
+	/* groups freed after a grace period (ioband_group_destroy()) */
+	rcu_barrier();
 	ioband_fault_exit();
 }
 
