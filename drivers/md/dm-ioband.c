@@ -3064,7 +3064,7 @@ static int ioband_msg_type(struct ioband_device *d, enum ioband_group_type type,
 		return -EBUSY;
 	}
 	spin_lock_irq(&d->dg->lock);
-	d->type = type;
+	WRITE_ONCE(d->type, type);
 	spin_unlock_irq(&d->dg->lock);
 	return 0;
 }
