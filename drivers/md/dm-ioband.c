@@ -1281,6 +1281,7 @@ static void ioband_lease_renew(struct ioband_dg *dg, struct ioband_device *d,
 		return;
 	atomic64_set(&per_cpu_ptr(g->pcpu, cpu)->lease,
 		     (s64)slots << 32 | units);
+	trace_ioband_lease(dg->name, g->id, slots, units);
 	if (list_empty(&g->lease_node))
 		list_add(&g->lease_node, &dg->leased);
 }

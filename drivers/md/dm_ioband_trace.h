@@ -3,8 +3,10 @@
  * Tracepoints of the ioband target: a bio entering map() (its flags say
  * whether it is REQ_NOWAIT), a bio held in its group's queue, a held bio
  * released to the device below, a bio whose submitter waits for room in
- * its full group (once per wait), and a REQ_NOWAIT bio ended with
- * BLK_STS_AGAIN because it would have been held.
+ * its full group (once per wait), a REQ_NOWAIT bio ended with
+ * BLK_STS_AGAIN because it would have been held, and a lease granted to
+ * a CPU (the bios it may send without the device group's lock, and their
+ * cost in the scheduler's units).
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM ioband
@@ -58,6 +60,22 @@ DEFINE_EVENT(ioband_bio, ioband_wait,
 DEFINE_EVENT(ioband_bio, ioband_again,
 	     TP_PROTO(const char *dg_name, s64 group_id, struct bio *bio),
 	     TP_ARGS(dg_name, group_id, bio));
+
+TRACE_EVENT(ioband_lease,
+	    TP_PROTO(const char *dg_name, s64 group_id, u32 slots, u32 units),
+	    TP_ARGS(dg_name, group_id, slots, units),
+	    TP_STRUCT__entry(__array(char, dg_name, 32)
+			     __field(s64, group_id)
+			     __field(u32, slots)
+			     __field(u32, units)),
+	    TP_fast_assign(strscpy(__entry->dg_name, dg_name,
+				   sizeof(__entry->dg_name));
+			   __entry->group_id = group_id;
+			   __entry->slots = slots;
+			   __entry->units = units;),
+	    TP_printk("dg=%s group=%lld slots=%u units=%u",
+		      __entry->dg_name, __entry->group_id,
+		      __entry->slots, __entry->units));
 
 #endif /* _DM_IOBAND_TRACE_H */
 

@@ -1,0 +1,94 @@
+#!/bin/bash
+# Leases (section 14 of the design essay in drivers/md/dm-ioband.c):
+# while no group holds bios, a CPU sends the next bios of a group without
+# the device group's lock, from a lease of at most 32 bios.
+#  1. A single psync reader in an attached cgroup's group: the leases are
+#     granted and used (at least 8 reads a grant; with no lease used, a
+#     read through the lock would ask for a new one every time), and the
+#     status counts every read exactly once (leased reads are counted per
+#     CPU).
+#  2. The same for a uid group (found without the lock by task id).
+#  3. The group detached and attached again, up to 20 times, under a verifying
+#     writer at depth 8 in its cgroup: every write lands (fio's pattern
+#     verify), and the device is removed afterwards.  A detached group's
+#     leased bios that complete late must be counted done once, neither
+#     lost nor twice: either way the device group's count of bios in flight
+#     would not come back to zero, and its removal warns (a kernel report
+#     fails the run).
+# timeout: 300
+# long: debug
+. /tests/lib.sh
+
+nb=$(nullb_create ls0 64 "" "" 1)
+sz=$(blockdev --getsz "$nb")
+N=4000
+
+# reads of group $2 on device $1, from its status
+reads_of() {
+	dmsetup status "$1" | awk -v id="$2" '{
+		for (i = 5; i + 6 <= NF; i += 7)
+			if ($i == id) { print $(i+1); exit } }'
+}
+# ioband_lease events of group $1 in the trace
+grants_of() {
+	awk -v g="group=$1 " 'index($0, "ioband_lease:") && index($0, g) { n++ }
+		END { print n + 0 }' $TRACEFS/trace
+}
+
+trace_start ioband/ioband_lease
+
+# ---- 1. cgroup ------------------------------------------------------------------
+a=$(cg_create ls-a)
+ida=$(stat -c %i "$a")
+dev=$(dm_create lscg "0 $sz ioband $nb lsdg 0 0 cgroup weight 0 :100 $ida:200")
+cg_run ls-a dd if="$dev" of=/dev/null bs=4k count=$N iflag=direct status=none ||
+	fail "dd in cgroup a"
+g=$(grants_of "$ida")
+log "cgroup: $N reads, $g leases granted"
+[ "$g" -gt 0 ] || fail "cgroup: no lease granted for $N reads of a lone reader"
+[ $((N / g)) -ge 8 ] || fail "cgroup: $g leases for $N reads: $((N / g)) reads a lease, want at least 8"
+assert_eq "$(reads_of lscg "$ida")" $N "cgroup a's reads in the status"
+assert_eq "$(reads_of lscg -1)" 0 "the default group's reads"
+report lease_cgroup_reads_per_grant $((N / g))
+
+# ---- 2. uid (fio drops to uid 1000 before its I/O) -----------------------------------
+echo >$TRACEFS/trace
+dev=$(dm_create lsuid "0 $sz ioband $nb lsdg2 0 0 user weight 0 :100 1000:100")
+chmod 666 "$dev"
+fio --name=u --filename="$dev" --rw=randread --bs=4k --number_ios=$N --direct=1 \
+	--uid=1000 --gid=1000 >"$TESTDIR/fio-u.out" 2>&1 ||
+	fail "fio as uid 1000: $(tail -n 3 "$TESTDIR/fio-u.out")"
+g=$(grants_of 1000)
+log "uid: $N reads, $g leases granted"
+[ "$g" -gt 0 ] || fail "uid: no lease granted for $N reads of a lone reader"
+[ $((N / g)) -ge 8 ] || fail "uid: $g leases for $N reads: $((N / g)) reads a lease, want at least 8"
+assert_eq "$(reads_of lsuid 1000)" $N "uid 1000's reads in the status"
+dmsetup remove lsuid || fail "remove lsuid"
+
+# ---- 3. detach and attach under a verifying writer ------------------------------------
+# fio writes its region at random, then reads it back and checks every
+# block, 40 times over; the group comes and goes while it runs.
+echo >$TRACEFS/trace
+dev=/dev/mapper/lscg
+cg_run ls-a fio --name=w --filename="$dev" --rw=randwrite --bs=4k --size=4m \
+	--ioengine=libaio --iodepth=8 --direct=1 --loops=40 \
+	$(fio_verify_args) --verify_fatal=1 >"$TESTDIR/fio-w.out" 2>&1 &
+fpid=$!
+on_exit "kill $fpid 2>/dev/null"
+rounds=0
+while alive $fpid && [ $rounds -lt 20 ]; do
+	# some writes go under a lease of the attached group first
+	n=$(grants_of "$ida")
+	while alive $fpid && [ "$(grants_of "$ida")" -le "$n" ]; do
+		sleep 0.05
+	done
+	alive $fpid || break
+	dmsetup message lscg 0 detach "$ida" || fail "detach $ida (round $rounds)"
+	dmsetup message lscg 0 attach "$ida" || fail "attach $ida (round $rounds)"
+	dmsetup message lscg 0 weight "$ida:200" || fail "weight $ida (round $rounds)"
+	rounds=$((rounds + 1))
+done
+wait $fpid || fail "the verifying writer failed: $(grep -m1 -i 'verify\|err' "$TESTDIR/fio-w.out")"
+log "$rounds detaches under leased writes, every block verified after each of 40 passes"
+[ $rounds -ge 5 ] || fail "only $rounds detaches while the writer ran, want at least 5"
+dmsetup remove lscg || fail "remove lscg"
