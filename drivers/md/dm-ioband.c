@@ -557,9 +557,12 @@
  * between CPUs, at 250-600 ns a transfer (estimated from the code, not
  * measured here): 1.5-3.6 s of lock hold a second, so the lock, not the
  * device, is the limit, near 0.8-2 M IOPS.  With leases a CPU submitting
- * 47 K IOPS takes the lock once per 32 bios plus once a jiffy for the
- * latency sample (about 1.7 K times a second at HZ=250): 110 K
- * acquisitions a second for the 64 CPUs, 3-7 % of the lock's capacity.
+ * 47 K IOPS takes the lock once per 32 bios, 1.5 K times a second, and
+ * each busy group sends its first bio of every jiffy through it for the
+ * latency sample (250 a second at HZ=250): about 94 K acquisitions a
+ * second for the 64 CPUs, 2.4-5.6 % of the lock's capacity.  More if the
+ * groups' windows are smaller than 32 bios, since a lease never exceeds
+ * the window's room.
  *
  * Not yet: weight-time (a bio's class reads the group's last sector), and
  * a timer that folds the completions of CPUs that stop submitting; until
