@@ -507,9 +507,11 @@
  * cmpxchg on a word no other CPU writes in the common case, counts the
  * bio in per-CPU statistics, and sends it down without dg->lock; end_io()
  * counts its completion in a per-CPU counter.  A CPU comes to the lock
- * when its lease runs out (and once a jiffy, for the latency sample),
- * gives back what is left, folds its completions, and takes a new lease:
- * one lock round trip per 32 bios instead of two a bio.
+ * when its lease runs out, gives back what is left, folds its
+ * completions, and takes a new lease: one lock round trip per 32 bios
+ * instead of two a bio.  A group's first bio of each jiffy, timed for the
+ * latency statistics (12.), may go under a lease too; it completes under
+ * the lock, to record its times.
  *
  * A lease is granted only if all of it fits the group's window, so no
  * group runs further past the clock than the locked path lets it; the
@@ -558,8 +560,8 @@
  * measured here): 1.5-3.6 s of lock hold a second, so the lock, not the
  * device, is the limit, near 0.8-2 M IOPS.  With leases a CPU submitting
  * 47 K IOPS takes the lock once per 32 bios, 1.5 K times a second, and
- * each busy group sends its first bio of every jiffy through it for the
- * latency sample (250 a second at HZ=250): about 94 K acquisitions a
+ * each busy group completes its first bio of every jiffy under it, for
+ * the latency sample (250 a second at HZ=250): about 94 K acquisitions a
  * second for the 64 CPUs, 2.4-5.6 % of the lock's capacity.  More if the
  * groups' windows are smaller than 32 bios, since a lease never exceeds
  * the window's room.
@@ -1169,20 +1171,25 @@ ioband_lookup_unlocked(struct ioband_device *d, struct bio *bio)
 
 #define IOBAND_LEASE_SLOTS	32
 
+/*
+ * Whether this bio of @g is timed for the latency statistics: the first
+ * it maps in each jiffy (see 12.), with or without dg->lock (a lease's
+ * bios are timed too, so the sample does not end leases).
+ */
+static inline bool ioband_lat_sample(struct ioband_group *g)
+{
+	unsigned long now = jiffies, last = READ_ONCE(g->lat_jiffy);
+
+	return likely(last == now) ? false :
+	       try_cmpxchg(&g->lat_jiffy, &last, now);
+}
+
 /* One CPU's part of a group. */
 struct ioband_group_pcpu {
 	atomic64_t lease;		/* slots << 32 | units, 0: none */
 	atomic_t done;			/* leased bios completed, not folded */
 	struct ioband_stats stats;	/* of the bios it sent under leases */
 };
-
-/* Whether @g's next bio is to be timed (12.), read without dg->lock. */
-static bool ioband_lat_due(const struct ioband_group *g)
-{
-	unsigned long now = jiffies;
-
-	return READ_ONCE(g->lat_jiffy) != now;
-}
 
 /* What @g's lease on @cpu did not use, back to the scheduler.  dg->lock held. */
 static void ioband_lease_take_back(struct ioband_dg *dg, struct ioband_group *g,
@@ -1342,8 +1349,7 @@ static bool ioband_map_leased(struct ioband_device *d, struct bio *bio,
 	/* an attached group found here is freed only after a grace period */
 	rcu_read_lock_sched();
 	g = ioband_lookup_unlocked(d, bio);
-	/* the first bio of a jiffy goes through the lock, to be timed (12.) */
-	if (!g || ioband_lat_due(g))
+	if (!g)
 		goto out;
 	cost = ioband_cost_flat(s) ? IOBAND_SECTORS_PER_TOKEN :
 	       ioband_bio_cost(s, bio_sectors(bio), bio_has_data(bio));
@@ -1359,7 +1365,11 @@ static bool ioband_map_leased(struct ioband_device *d, struct bio *bio,
 	ib->grp = g;
 	ib->cost = cost;
 	ib->timed = false;
-	ib->lat = false;
+	ib->lat = ioband_lat_sample(g);
+	if (unlikely(ib->lat)) {
+		ib->map_ns = ktime_get_ns();
+		ib->start_ns = ib->map_ns;
+	}
 	ib->leased = true;
 	trace_ioband_map(d->dg->name, g->id, bio);
 	taken = true;
@@ -1984,20 +1994,6 @@ ioband_map_limited(struct ioband_dg *dg, struct ioband_group *g,
 	return IOBAND_LIMITS_WAIT;
 }
 
-/*
- * Whether @g times this bio for its latency statistics: the first it maps
- * in each jiffy (see 12.).  dg->lock held.
- */
-static inline bool ioband_lat_sample(struct ioband_group *g)
-{
-	unsigned long now = jiffies;
-
-	if (likely(g->lat_jiffy == now))
-		return false;
-	WRITE_ONCE(g->lat_jiffy, now);
-	return true;
-}
-
 static int ioband_map(struct dm_target *ti, struct bio *bio)
 {
 	struct ioband_device *d = ti->private;
@@ -2127,7 +2123,8 @@ static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 		return DM_ENDIO_DONE;
 	dg = g->dev->dg;
 	s = &dg->sched;
-	if (ib->leased && !ioband_end_leased(dg, g))
+	/* a timed one completes under the lock, for its latency */
+	if (ib->leased && !ib->lat && !ioband_end_leased(dg, g))
 		return DM_ENDIO_DONE;
 	spin_lock_irqsave(&dg->lock, flags);
 	now = ioband_sched_needs_clock(s, &g->ent) || ib->lat ?
