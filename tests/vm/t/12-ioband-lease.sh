@@ -40,8 +40,8 @@ trace_start ioband/ioband_lease
 # ---- 1. cgroup ------------------------------------------------------------------
 a=$(cg_create ls-a)
 ida=$(stat -c %i "$a")
-dev=$(dm_create lscg "0 $sz ioband $nb lsdg 0 0 cgroup weight 0 :100 $ida:200")
-cg_run ls-a dd if="$dev" of=/dev/null bs=4k count=$N iflag=direct status=none ||
+cgdev=$(dm_create lscg "0 $sz ioband $nb lsdg 0 0 cgroup weight 0 :100 $ida:200")
+cg_run ls-a dd if="$cgdev" of=/dev/null bs=4k count=$N iflag=direct status=none ||
 	fail "dd in cgroup a"
 g=$(grants_of "$ida")
 log "cgroup: $N reads, $g leases granted"
@@ -69,8 +69,7 @@ dmsetup remove lsuid || fail "remove lsuid"
 # fio writes its region at random, then reads it back and checks every
 # block, 40 times over; the group comes and goes while it runs.
 echo >$TRACEFS/trace
-dev=/dev/mapper/lscg
-cg_run ls-a fio --name=w --filename="$dev" --rw=randwrite --bs=4k --size=4m \
+cg_run ls-a fio --name=w --filename="$cgdev" --rw=randwrite --bs=4k --size=4m \
 	--ioengine=libaio --iodepth=8 --direct=1 --loops=40 \
 	$(fio_verify_args) --verify_fatal=1 >"$TESTDIR/fio-w.out" 2>&1 &
 fpid=$!
