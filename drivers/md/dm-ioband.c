@@ -2798,8 +2798,10 @@ static int ioband_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 				kvcalloc(argc, sizeof(*t.groups), GFP_KERNEL));
 	d = ioband_alloc(IOBAND_ALLOC_DEVICE, kzalloc(sizeof(*d), GFP_KERNEL));
 	if (d) {
-		d->def.pcpu = alloc_percpu(struct ioband_group_pcpu);
-		d->lookup = alloc_percpu(struct ioband_lookup_cache);
+		d->def.pcpu = ioband_alloc(IOBAND_ALLOC_DEVICE,
+					   alloc_percpu(struct ioband_group_pcpu));
+		d->lookup = ioband_alloc(IOBAND_ALLOC_DEVICE,
+					 alloc_percpu(struct ioband_lookup_cache));
 		d->groups_gen = 1;
 	}
 	if (!t.groups || !d || !d->def.pcpu || !d->lookup) {
