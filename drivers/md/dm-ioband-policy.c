@@ -2078,7 +2078,8 @@ u32 ioband_lease_grant(struct ioband_sched *s, struct ioband_entity *e,
 	room = div64_u64(s->vclock + window - e->vtime, inv);
 	if (room < cost)
 		return 0;
-	*units = min_t(u64, *units, room);
+	/* no more than the slots can use at @cost a bio */
+	*units = min_t(u64, min_t(u64, *units, room), (u64)slots * cost);
 	if (*units < cost)
 		*units = cost;
 	ioband_sched_clock_advance(s, ioband_lease_clock_delta(s, *units));
@@ -2095,6 +2096,9 @@ EXPORT_SYMBOL_GPL(ioband_lease_grant);
  * A lease of @e comes back with @units and @slots unused: @e's time goes
  * back by them, and the clock, which never moves back, owes what it
  * advanced for them (as ioband_sched_correct() does for an overcharge).
+ * Units may come back without slots (bios costing less than the lease's
+ * first); then nothing left flight, and @e, possibly idle already, stays
+ * as it is.
  */
 void ioband_lease_return(struct ioband_sched *s, struct ioband_entity *e,
 			 u32 units, u32 slots, u64 now)
@@ -2102,6 +2106,8 @@ void ioband_lease_return(struct ioband_sched *s, struct ioband_entity *e,
 	ioband_entity_set_vtime(s, e, e->vtime -
 				(u64)units * ioband_entity_inv_weight(e));
 	s->vclock_owed += ioband_lease_clock_delta(s, units);
+	if (!slots)
+		return;
 	e->nr_inflight -= slots;
 	s->nr_inflight -= slots;
 	ioband_sched_maybe_idle(s, e, now);

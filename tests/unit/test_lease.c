@@ -191,10 +191,48 @@ static void lease_refused(void)
 	      "a lease while %u groups hold bios", l.s.heap_len);
 }
 
+/*
+ * A lease whose slots are spent but not its units (the depth allowed
+ * fewer slots than it asked for, or its bios cost less than the first)
+ * comes back after the group went idle: the group stays on the idle list
+ * once, and the active weight counts it once.
+ */
+static void lease_return_units_only(void)
+{
+	struct lease_sched l;
+	struct ioband_entity *e;
+	u32 units = 32 * 8, got, n;
+
+	lease_setup(&l, IOBAND_POLICY_WEIGHT, 7);
+	l.s.conf.io_limit = 8;
+	/* a parallel group: two bios at once */
+	ioband_sched_start(&l.s, &l.e[0], 8, false, 1000);
+	ioband_sched_start(&l.s, &l.e[0], 8, false, 1000);
+	got = ioband_lease_grant(&l.s, &l.e[0], 4, &units, 32);
+	CHECK(got && got < 32, "%u slots granted with io_limit 8", got);
+	/* its slots' bios went down at 4 units each, and every bio completed */
+	units -= got * 4;
+	ioband_lease_complete(&l.s, &l.e[0], got, true, 2000);
+	ioband_sched_complete(&l.s, &l.e[0], 2000);
+	ioband_sched_complete(&l.s, &l.e[0], 2000);
+	CHECK(l.s.idle_head == &l.e[0] || l.s.idle_tail == &l.e[0],
+	      "group 0 not idle after its last completion");
+	ioband_lease_return(&l.s, &l.e[0], units, 0, 3000);
+	for (n = 0, e = l.s.idle_head; e && n < 10; e = e->idle_next)
+		n += e == &l.e[0];
+	CHECK(n == 1, "group 0 on the idle list %u times", n);
+	CHECK(l.s.active_weight == l.e[0].weight + l.e[1].weight +
+				   l.e[2].weight,
+	      "active weight %llu for three active groups of %u",
+	      (unsigned long long)l.s.active_weight,
+	      l.e[0].weight + l.e[1].weight + l.e[2].weight);
+}
+
 void lease_tests(void)
 {
 	RUN(lease_within_window);
 	RUN(lease_return_whole);
 	RUN(lease_as_admissions);
 	RUN(lease_refused);
+	RUN(lease_return_units_only);
 }
