@@ -445,7 +445,8 @@
  * it maps in each jiffy: every bio of a group with fewer than HZ a second,
  * HZ a second of a busier one, whose others pay one compare with jiffies
  * in map() and a test in end_io().  Both histograms are written when the
- * bio completes, under dg->lock, so they always hold the same bios.  They
+ * bio completes, under the group's lat_lock and not dg->lock (a leased
+ * bio completes without it), so they always hold the same bios.  They
  * are kept a second at a time, the current second and the one before it,
  * and the percentiles (the tops of their buckets, at most 25 % high) are
  * of both: the bios timed in the last one to two seconds, which is what a
@@ -510,8 +511,9 @@
  * when its lease runs out, gives back what is left, folds its
  * completions, and takes a new lease: one lock round trip per 32 bios
  * instead of two a bio.  A group's first bio of each jiffy, timed for the
- * latency statistics (12.), may go under a lease too; it completes under
- * the lock, to record its times.
+ * latency statistics (12.), may go under a lease too; it records its
+ * times under its group's lat_lock, which only it and readers of the
+ * statistics take, before it counts its completion.
  *
  * A lease is granted only if all of it fits the group's window, so no
  * group runs further past the clock than the locked path lets it; the
@@ -559,12 +561,12 @@
  * between CPUs, at 250-600 ns a transfer (estimated from the code, not
  * measured here): 1.5-3.6 s of lock hold a second, so the lock, not the
  * device, is the limit, near 0.8-2 M IOPS.  With leases a CPU submitting
- * 47 K IOPS takes the lock once per 32 bios, 1.5 K times a second, and
- * each busy group completes its first bio of every jiffy under it, for
- * the latency sample (250 a second at HZ=250): about 94 K acquisitions a
- * second for the 64 CPUs, 2.4-5.6 % of the lock's capacity.  More if the
- * groups' windows are smaller than 32 bios, since a lease never exceeds
- * the window's room.
+ * 47 K IOPS takes the lock once per 32 bios, 1.5 K times a second: about
+ * 94 K acquisitions a second for the 64 CPUs, 2.4-5.6 % of the lock's
+ * capacity.  More if the groups' windows are smaller than 32 bios, since
+ * a lease never exceeds the window's room.  The latency sample adds a
+ * group's lat_lock once a jiffy (250 a second at HZ=250), a lock of its
+ * own that no bio waits for.
  *
  * Not yet: weight-time (a bio's class reads the group's last sector), and
  * a timer that folds the completions of CPUs that stop submitting; until
@@ -631,6 +633,7 @@ struct ioband_group {
 	struct rcu_head rcu;
 	/* see 12.: the jiffy of its last timed bio, and the histograms */
 	unsigned long lat_jiffy;
+	spinlock_t lat_lock;		/* lat's, inside dg->lock */
 	struct ioband_lat lat;
 };
 
@@ -2108,6 +2111,20 @@ again:
 	return DM_MAPIO_SUBMITTED;
 }
 
+/* @ib, timed for @g's latency (see 12.), has completed: now, as recorded. */
+static u64 ioband_lat_record(struct ioband_group *g,
+			     const struct ioband_bio *ib)
+{
+	unsigned long flags;
+	u64 now = ktime_get_ns();
+
+	spin_lock_irqsave(&g->lat_lock, flags);
+	ioband_lat_add(&g->lat, ib->start_ns - ib->map_ns, now - ib->start_ns,
+		       now);
+	spin_unlock_irqrestore(&g->lat_lock, flags);
+	return now;
+}
+
 static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 			 blk_status_t *error)
 {
@@ -2123,15 +2140,13 @@ static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 		return DM_ENDIO_DONE;
 	dg = g->dev->dg;
 	s = &dg->sched;
-	/* a timed one completes under the lock, for its latency */
-	if (ib->leased && !ib->lat && !ioband_end_leased(dg, g))
+	/* before a leased bio is counted, which may free @g */
+	now = unlikely(ib->lat) ? ioband_lat_record(g, ib) : 0;
+	if (ib->leased && !ioband_end_leased(dg, g))
 		return DM_ENDIO_DONE;
 	spin_lock_irqsave(&dg->lock, flags);
-	now = ioband_sched_needs_clock(s, &g->ent) || ib->lat ?
-	      ktime_get_ns() : 0;
-	if (unlikely(ib->lat))
-		ioband_lat_add(&g->lat, ib->start_ns - ib->map_ns,
-			       now - ib->start_ns, now);
+	if (!now && ioband_sched_needs_clock(s, &g->ent))
+		now = ktime_get_ns();
 	/* (charged under another policy, the bio has no time to report) */
 	if (ib->leased)
 		ioband_lease_complete(s, &g->ent, 1, false, now);
@@ -2374,6 +2389,7 @@ static void ioband_group_init(struct ioband_device *d, struct ioband_group *g,
 	lockdep_assert_held(&d->dg->lock);
 	g->dev = d;
 	g->id = conf->id;
+	spin_lock_init(&g->lat_lock);
 	INIT_LIST_HEAD(&g->lease_node);
 	bio_list_init(&g->held);
 	bio_list_init(&g->limit_wait);
@@ -3098,7 +3114,9 @@ static void ioband_reset_stats(struct ioband_device *d, struct ioband_group *g,
 
 	lockdep_assert_held(&d->dg->lock);
 	memset(&g->stats, 0, sizeof(g->stats));
+	spin_lock(&g->lat_lock);
 	memset(&g->lat, 0, sizeof(g->lat));
+	spin_unlock(&g->lat_lock);
 	for_each_possible_cpu(cpu)
 		memset(&per_cpu_ptr(g->pcpu, cpu)->stats, 0, sizeof(g->stats));
 }
@@ -3342,6 +3360,7 @@ static void ioband_emit_group_latency(struct ioband_device *d,
 	unsigned int maxlen = em->maxlen, sz = em->sz;
 
 	lockdep_assert_held(&d->dg->lock);
+	spin_lock(&g->lat_lock);
 	ioband_lat_age(l, ktime_get_ns());
 	DMEMIT("%lld %u %llu %llu %llu %llu\n", g->id,
 	       ioband_lat_count(l, IOBAND_LAT_WAIT),
@@ -3349,6 +3368,7 @@ static void ioband_emit_group_latency(struct ioband_device *d,
 	       ioband_lat_us(l, IOBAND_LAT_WAIT, 99),
 	       ioband_lat_us(l, IOBAND_LAT_DEV, 50),
 	       ioband_lat_us(l, IOBAND_LAT_DEV, 99));
+	spin_unlock(&g->lat_lock);
 	em->sz = sz;
 }
 
