@@ -568,10 +568,23 @@
  * group's lat_lock once a jiffy (250 a second at HZ=250), a lock of its
  * own that no bio waits for.
  *
- * Not yet: weight-time (a bio's class reads the group's last sector), and
- * a timer that folds the completions of CPUs that stop submitting; until
- * then they stay counted in flight until the next revoke, that CPU's next
- * bio of the group through the lock, or a detach.
+ * Under weight-time (10.) a leased bio pays its class's mean, read
+ * without the lock, and its completion is only counted: it neither
+ * teaches the estimator nor corrects its charge, since both need the
+ * lock and while nothing is held no share is at stake.  The bio of each
+ * lease that goes through the lock is timed as any bio there (10.), and
+ * depth control learns only while bios are held, when there are none.  A
+ * lease follows its group's stream on its own CPU: its bios are
+ * sequential if they start where the CPU's last leased bio of the group
+ * ended, and the bio through the lock takes the stream back from there.
+ * A stream that moves between CPUs pays a random bio's mean for its
+ * first bio on each, corrected if it goes through the lock.  A cost
+ * model given to weight-time is not leased: its charges carry what they
+ * leave below a unit to the group's next bio.
+ *
+ * Not yet: a timer that folds the completions of CPUs that stop
+ * submitting; until then they stay counted in flight until the next
+ * revoke, that CPU's next bio of the group through the lock, or a detach.
  */
 #include <linux/blk-cgroup.h>
 #include <linux/bio.h>
@@ -1192,6 +1205,8 @@ struct ioband_group_pcpu {
 	atomic64_t lease;		/* slots << 32 | units, 0: none */
 	atomic_t done;			/* leased bios completed, not folded */
 	struct ioband_stats stats;	/* of the bios it sent under leases */
+	/* weight-time: where its last leased bio ended, U64_MAX: none */
+	u64 next_sector;
 };
 
 /* What @g's lease on @cpu did not use, back to the scheduler.  dg->lock held. */
@@ -1230,6 +1245,7 @@ static void ioband_lease_end(struct ioband_dg *dg, struct ioband_group *g,
 	for_each_possible_cpu(cpu) {
 		ioband_lease_take_back(dg, g, cpu, now);
 		ioband_lease_fold(dg, g, cpu, now);
+		WRITE_ONCE(per_cpu_ptr(g->pcpu, cpu)->next_sector, U64_MAX);
 	}
 	list_del_init(&g->lease_node);
 }
@@ -1276,18 +1292,25 @@ static void ioband_lease_leave(struct ioband_dg *dg, struct ioband_group *g,
 static void ioband_lease_settle(struct ioband_dg *dg, struct ioband_group *g,
 				u64 now)
 {
+	struct ioband_group_pcpu *pc = this_cpu_ptr(g->pcpu);
 	int cpu = smp_processor_id();
 
 	lockdep_assert_held(&dg->lock);
 	ioband_lease_take_back(dg, g, cpu, now);
 	ioband_lease_fold(dg, g, cpu, now);
+	/* a stream that went on under this CPU's lease goes on here */
+	if (pc->next_sector != U64_MAX) {
+		g->ent.next_sector = pc->next_sector;
+		WRITE_ONCE(pc->next_sector, U64_MAX);
+	}
 }
 
 /*
  * After a bio of @g costing @cost went down through the lock: a new lease
  * for this CPU, if the scheduler grants one.  Not for cgroup-tree, whose
- * charges climb the tree, nor weight-time, whose bios each have a class.
- * dg->lock held.
+ * charges climb the tree, nor for a cost model given to weight-time,
+ * which carries what each charge leaves below a unit to the group's next
+ * bio.  dg->lock held.
  */
 static void ioband_lease_renew(struct ioband_dg *dg, struct ioband_device *d,
 			       struct ioband_group *g, u32 cost)
@@ -1298,8 +1321,7 @@ static void ioband_lease_renew(struct ioband_dg *dg, struct ioband_device *d,
 
 	lockdep_assert_held(&dg->lock);
 	if (g->limited || g->detached || d->type == IOBAND_TYPE_CGROUP_TREE ||
-	    d->passthrough || !d->live ||
-	    s->conf.policy == IOBAND_POLICY_WEIGHT_TIME)
+	    d->passthrough || !d->live || s->model.given)
 		return;
 	if (!dg->leasing) {
 		if (s->heap_len)
@@ -1310,6 +1332,8 @@ static void ioband_lease_renew(struct ioband_dg *dg, struct ioband_device *d,
 				   IOBAND_LEASE_SLOTS);
 	if (!slots)
 		return;
+	/* weight-time: the lease's bios follow the group's last */
+	WRITE_ONCE(per_cpu_ptr(g->pcpu, cpu)->next_sector, g->ent.next_sector);
 	atomic64_set(&per_cpu_ptr(g->pcpu, cpu)->lease,
 		     (s64)slots << 32 | units);
 	trace_ioband_lease(dg->name, g->id, slots, units);
@@ -1334,6 +1358,24 @@ static bool ioband_lease_take(struct ioband_group *g, u32 cost)
 }
 
 /*
+ * weight-time: what a leased bio costs, its class's mean (see 14.), and
+ * in *@cls its class.  The means change under dg->lock as bios complete
+ * through it; a mean a moment old is as good.  Preemption off.
+ */
+static u32 ioband_leased_time_cost(const struct ioband_sched *s,
+				   const struct ioband_group *g,
+				   const struct bio *bio, u32 *cls)
+{
+	u32 ns;
+
+	*cls = ioband_time_class_after(READ_ONCE(this_cpu_ptr(g->pcpu)->next_sector),
+				       op_is_write(bio_op(bio)),
+				       bio->bi_iter.bi_sector, bio_sectors(bio));
+	ns = READ_ONCE(s->est.cost_ns[*cls]);
+	return ioband_time_units(ns ? ns : READ_ONCE(s->est.mean_ns));
+}
+
+/*
  * A bio of @d under this CPU's lease of its group: it goes down without
  * dg->lock.  False if its group is not found without the lock, there is
  * no lease or not enough of one, or the bio is one the scheduler must
@@ -1343,9 +1385,9 @@ static bool ioband_map_leased(struct ioband_device *d, struct bio *bio,
 			      struct ioband_bio *ib)
 {
 	struct ioband_sched *s = &d->dg->sched;
+	bool taken = false, timed;
 	struct ioband_group *g;
-	bool taken = false;
-	u32 cost;
+	u32 cost, cls;
 
 	if (ioband_bio_urgent(bio))
 		return false;
@@ -1354,10 +1396,17 @@ static bool ioband_map_leased(struct ioband_device *d, struct bio *bio,
 	g = ioband_lookup_unlocked(d, bio);
 	if (!g)
 		goto out;
-	cost = ioband_cost_flat(s) ? IOBAND_SECTORS_PER_TOKEN :
-	       ioband_bio_cost(s, bio_sectors(bio), bio_has_data(bio));
+	timed = READ_ONCE(s->conf.policy) == IOBAND_POLICY_WEIGHT_TIME;
+	if (timed)
+		cost = ioband_leased_time_cost(s, g, bio, &cls);
+	else
+		cost = ioband_cost_flat(s) ? IOBAND_SECTORS_PER_TOKEN :
+		       ioband_bio_cost(s, bio_sectors(bio), bio_has_data(bio));
 	if (!ioband_lease_take(g, cost))
 		goto out;
+	if (timed)
+		WRITE_ONCE(this_cpu_ptr(g->pcpu)->next_sector,
+			   bio_end_sector(bio));
 	if (op_is_write(bio_op(bio))) {
 		this_cpu_inc(g->pcpu->stats.writes);
 		this_cpu_add(g->pcpu->stats.write_sectors, bio_sectors(bio));
@@ -2385,10 +2434,13 @@ static void ioband_group_init(struct ioband_device *d, struct ioband_group *g,
 			      const struct ioband_group_conf *conf)
 {
 	u64 now = ktime_get_ns();
+	int cpu;
 
 	lockdep_assert_held(&d->dg->lock);
 	g->dev = d;
 	g->id = conf->id;
+	for_each_possible_cpu(cpu)
+		per_cpu_ptr(g->pcpu, cpu)->next_sector = U64_MAX;
 	spin_lock_init(&g->lat_lock);
 	INIT_LIST_HEAD(&g->lease_node);
 	bio_list_init(&g->held);

@@ -443,23 +443,33 @@ static inline u32 ioband_time_units(u64 ns)
 }
 
 /*
- * weight-time: the class of a bio of @e (see struct ioband_est), which
- * also records where it ends for the next one.  Inline: it runs for every
- * bio, like ioband_time_cost().
+ * weight-time: the class (see struct ioband_est) of a bio of @sectors at
+ * @sector, after a bio of its stream that ended at @next_sector.  Inline:
+ * it runs for every bio, like ioband_time_cost().
  */
-static inline u32 ioband_time_class(struct ioband_entity *e, bool write,
-				    u64 sector, u32 sectors)
+static inline u32 ioband_time_class_after(u64 next_sector, bool write,
+					  u64 sector, u32 sectors)
 {
 	u32 blocks = (sectors + 7) >> 3;	/* 4 KiB blocks */
-	bool seq = sector == e->next_sector;
+	bool seq = sector == next_sector;
 	u32 size = 0;
 
-	e->next_sector = sector + sectors;
 	while (blocks > 1 && size < IOBAND_EST_SIZES - 1) {
 		blocks = (blocks + 1) >> 1;
 		size++;
 	}
 	return (write * 2 + seq) * IOBAND_EST_SIZES + size;
+}
+
+/* The class of a bio of @e, which @e's next bio follows. */
+static inline u32 ioband_time_class(struct ioband_entity *e, bool write,
+				    u64 sector, u32 sectors)
+{
+	u32 cls = ioband_time_class_after(e->next_sector, write, sector,
+					  sectors);
+
+	e->next_sector = sector + sectors;
+	return cls;
 }
 
 /* weight-time: what a bio of class @cls is charged when it goes down. */

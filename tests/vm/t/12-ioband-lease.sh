@@ -15,6 +15,7 @@
 #     lost nor twice: either way the device group's count of bios in flight
 #     would not come back to zero, and its removal warns (a kernel report
 #     fails the run).
+#  4. Part 1 under weight-time, whose leased bios pay their class's mean.
 # timeout: 300
 # long: debug
 . /tests/lib.sh
@@ -91,3 +92,16 @@ wait $fpid || fail "the verifying writer failed: $(grep -m1 -i 'verify\|err' "$T
 log "$rounds detaches under leased writes, every block verified after each of 40 passes"
 [ $rounds -ge 5 ] || fail "only $rounds detaches while the writer ran, want at least 5"
 dmsetup remove lscg || fail "remove lscg"
+
+# ---- 4. weight-time -------------------------------------------------------------------
+echo >$TRACEFS/trace
+wtdev=$(dm_create lswt "0 $sz ioband $nb lsdg4 0 0 cgroup weight-time 0 :100 $ida:200")
+cg_run ls-a dd if="$wtdev" of=/dev/null bs=4k count=$N iflag=direct status=none ||
+	fail "dd in cgroup a under weight-time"
+g=$(grants_of "$ida")
+log "weight-time: $N reads, $g leases granted"
+[ "$g" -gt 0 ] || fail "weight-time: no lease granted for $N reads of a lone reader"
+[ $((N / g)) -ge 8 ] || fail "weight-time: $g leases for $N reads: $((N / g)) reads a lease, want at least 8"
+assert_eq "$(reads_of lswt "$ida")" $N "weight-time: cgroup a's reads in the status"
+report lease_weight_time_reads_per_grant $((N / g))
+dmsetup remove lswt || fail "remove lswt"
