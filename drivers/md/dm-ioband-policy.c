@@ -2078,8 +2078,11 @@ u32 ioband_lease_grant(struct ioband_sched *s, struct ioband_entity *e,
 	room = div64_u64(s->vclock + window - e->vtime, inv);
 	if (room < cost)
 		return 0;
-	/* no more than the slots can use at @cost a bio */
-	*units = min_t(u64, min_t(u64, *units, room), (u64)slots * cost);
+	/*
+	 * More units than the slots can use at once: the slots of bios that
+	 * completed on the lease's CPU come back to it (see dm-ioband.c).
+	 */
+	*units = min_t(u64, *units, room);
 	if (*units < cost)
 		*units = cost;
 	ioband_sched_clock_advance(s, ioband_lease_clock_delta(s, *units));

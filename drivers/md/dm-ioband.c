@@ -512,8 +512,9 @@
  * bio in per-CPU statistics, and sends it down without dg->lock; end_io()
  * counts its completion in a per-CPU counter.  A CPU comes to the lock
  * when its lease runs out, gives back what is left, folds its
- * completions, and takes a new lease: one lock round trip per 32 bios
- * instead of two a bio.  A group's first bio of each jiffy, timed for the
+ * completions, and takes a new lease for the bio that came, which then
+ * completes as one of the lease's: one acquisition per 33 bios instead
+ * of two a bio.  A group's first bio of each jiffy, timed for the
  * latency statistics (12.), may go under a lease too; it records its
  * times under its group's lat_lock, which only it and readers of the
  * statistics take, before it counts its completion.
@@ -541,21 +542,30 @@
  * lease first and went down as it would have just before the detach.
  * cgroup-tree is not leased: its charges climb the tree.
  *
- * A completion counts itself in its CPU's counter, then reads whether
- * leasing is still on and its group still attached; the side that ends
- * leasing or detaches writes its flag, then folds every counter.  With a
- * full barrier on each side, either the fold sees the count or the
- * completion sees the flag; in the second case it takes one count back
- * (any one: counts are interchangeable) and completes it under the lock.
- * The count it holds keeps the group in flight, so a detached group
- * cannot be freed under it.
+ * A completion on a CPU that holds a lease of its group gives its slot
+ * back to that lease: the slot stays counted in flight, unused, so a
+ * lease bounds what its CPU has in flight, not what it has sent, and a
+ * CPU keeping 16 bios in flight renews only when its lease's units run
+ * out, even if its lease has fewer than 32 slots.  (Without it, with four
+ * CPUs each 16 deep and io_limit 128, every CPU's 32 slots counted
+ * against the others' half of the free depth, leases settled near 22
+ * slots, and the lock was taken once per 25 bios.)  Any other completion
+ * counts itself in its CPU's counter, then reads whether leasing is
+ * still on and its group still attached; the side that ends leasing or
+ * detaches writes its flag, then takes back every lease and folds every
+ * counter.  With a full barrier on each side, either the fold sees the
+ * count or the completion sees the flag; in the second case it takes one
+ * count back (any one: counts are interchangeable) and completes it
+ * under the lock.  The count it holds keeps the group in flight, so a
+ * detached group cannot be freed under it.
  *
  * What it costs in accuracy: nothing a lease sends runs past the group's
  * window, so a group is never further ahead of the clock than under the
  * lock; slots reserved and not yet used count in flight (at most 32 a CPU
- * and group, and half the free depth), which only matters once a bio is
- * held, and the first held bio takes them back.  A completion left in a
- * CPU's count keeps its group in flight, and so active, until it is
+ * and group when granted, and half the free depth, and then only the
+ * slots of bios that went down and came back), which only matters once a
+ * bio is held, and the first held bio takes them back.  A completion left
+ * in a CPU's count keeps its group in flight, and so active, until it is
  * folded: at most until that CPU's next bio of the group through the
  * lock, the next revoke, or a detach.
  *
@@ -564,20 +574,25 @@
  * between CPUs, at 250-600 ns a transfer (estimated from the code, not
  * measured here): 1.5-3.6 s of lock hold a second, so the lock, not the
  * device, is the limit, near 0.8-2 M IOPS.  With leases a CPU submitting
- * 47 K IOPS takes the lock once per 32 bios, 1.5 K times a second: about
- * 94 K acquisitions a second for the 64 CPUs, 2.4-5.6 % of the lock's
- * capacity.  More if the groups' windows are smaller than 32 bios, since
- * a lease never exceeds the window's room.  The latency sample adds a
- * group's lat_lock once a jiffy (250 a second at HZ=250), a lock of its
- * own that no bio waits for.
+ * 47 K IOPS takes the lock once per 33 bios, 1.4 K times a second: about
+ * 91 K acquisitions a second for the 64 CPUs, 2.3-5.5 % of the lock's
+ * capacity (weight-time, see below: 0.031 a bio, 92 K a second).  More
+ * if the groups' windows are smaller than 32 bios, since a lease never
+ * exceeds the window's room.  The latency sample adds a group's lat_lock
+ * once a jiffy (250 a second at HZ=250), a lock of its own that no bio
+ * waits for.
  *
  * Under weight-time (10.) a leased bio pays its class's mean, read
  * without the lock, and its completion is only counted: it neither
  * teaches the estimator nor corrects its charge, since both need the
- * lock and while nothing is held no share is at stake.  The bio of each
- * lease that goes through the lock is timed as any bio there (10.), and
- * depth control learns only while bios are held, when there are none.  A
- * lease follows its group's stream on its own CPU: its bios are
+ * lock and while nothing is held no share is at stake.  The bio that
+ * takes a lease through the lock is timed as any bio there (10.) on one
+ * lease in IOBAND_LEASE_TIMED_EVERY (64) a CPU and group, and completes
+ * under the lock; on the others it completes as the lease's bios do.  So
+ * the estimator goes on learning while nothing is held, from one bio in
+ * 2112, and weight-time takes the lock 1 + 1/64 times per 33 bios, 0.031
+ * a bio.  Depth control learns only while bios are held.  A lease
+ * follows its group's stream on its own CPU: its bios are
  * sequential if they start where the CPU's last leased bio of the group
  * ended, and the bio through the lock takes the stream back from there.
  * A stream that moves between CPUs pays a random bio's mean for its
@@ -1189,6 +1204,12 @@ ioband_lookup_unlocked(struct ioband_device *d, struct bio *bio)
 /* ---- leases (see 14.) ------------------------------------------------------ */
 
 #define IOBAND_LEASE_SLOTS	32
+/*
+ * weight-time: the bio that takes a lease through the lock is timed
+ * through it on one lease in this many a CPU and group, so that the
+ * estimator goes on learning while nothing is held (see 14.).
+ */
+#define IOBAND_LEASE_TIMED_EVERY	64
 
 /*
  * Whether this bio of @g is timed for the latency statistics: the first
@@ -1210,6 +1231,7 @@ struct ioband_group_pcpu {
 	struct ioband_stats stats;	/* of the bios it sent under leases */
 	/* weight-time: where its last leased bio ended, U64_MAX: none */
 	u64 next_sector;
+	u32 grants;			/* leases granted, under dg->lock */
 };
 
 /* What @g's lease on @cpu did not use, back to the scheduler.  dg->lock held. */
@@ -1313,35 +1335,37 @@ static void ioband_lease_settle(struct ioband_dg *dg, struct ioband_group *g,
  * for this CPU, if the scheduler grants one.  Not for cgroup-tree, whose
  * charges climb the tree, nor for a cost model given to weight-time,
  * which carries what each charge leaves below a unit to the group's next
- * bio.  dg->lock held.
+ * bio.  True if a lease was granted and the bio may complete as one of
+ * its bios, without the lock: always, but for one lease in
+ * IOBAND_LEASE_TIMED_EVERY of a timed bio.  dg->lock held.
  */
-static void ioband_lease_renew(struct ioband_dg *dg, struct ioband_device *d,
-			       struct ioband_group *g, u32 cost)
+static bool ioband_lease_renew(struct ioband_dg *dg, struct ioband_device *d,
+			       struct ioband_group *g, u32 cost, bool timed)
 {
+	struct ioband_group_pcpu *pc = this_cpu_ptr(g->pcpu);
 	struct ioband_sched *s = &dg->sched;
 	u32 units = IOBAND_LEASE_SLOTS * cost, slots;
-	int cpu = smp_processor_id();
 
 	lockdep_assert_held(&dg->lock);
 	if (g->limited || g->detached || d->type == IOBAND_TYPE_CGROUP_TREE ||
 	    d->passthrough || !d->live || s->model.given)
-		return;
+		return false;
 	if (!dg->leasing) {
 		if (s->heap_len)
-			return;
+			return false;
 		WRITE_ONCE(dg->leasing, true);
 	}
 	slots = ioband_lease_grant(s, &g->ent, cost, &units,
 				   IOBAND_LEASE_SLOTS);
 	if (!slots)
-		return;
+		return false;
 	/* weight-time: the lease's bios follow the group's last */
-	WRITE_ONCE(per_cpu_ptr(g->pcpu, cpu)->next_sector, g->ent.next_sector);
-	atomic64_set(&per_cpu_ptr(g->pcpu, cpu)->lease,
-		     (s64)slots << 32 | units);
+	WRITE_ONCE(pc->next_sector, g->ent.next_sector);
+	atomic64_set(&pc->lease, (s64)slots << 32 | units);
 	trace_ioband_lease(dg->name, g->id, slots, units);
 	if (list_empty(&g->lease_node))
 		list_add(&g->lease_node, &dg->leased);
+	return !timed || ++pc->grants % IOBAND_LEASE_TIMED_EVERY;
 }
 
 static bool ioband_bio_urgent(const struct bio *bio);
@@ -1434,28 +1458,41 @@ out:
 }
 
 /*
- * A leased bio of @g completed.  Its completion is left in this CPU's
- * count for a later fold, unless leasing has ended or @g is detached:
- * then the fold that ended it may have run already, and the caller takes
- * one completion back to fold it itself under the lock (true).  Counts
- * are interchangeable, and the one taken back keeps @g in flight, so @g
+ * A leased bio of @g completed.  If this CPU holds a lease of @g, the
+ * bio's slot goes back to it: the slot stays counted in flight, now
+ * unused, and the lease bounds what the CPU has in flight rather than
+ * what it has sent.  The lease word is 0 once taken back, so a slot given
+ * back before the xchg that ends the lease is returned by it, and none
+ * after.  Otherwise the completion is left in this CPU's count for a
+ * later fold, unless leasing has ended or @g is detached: then the fold
+ * that ended it may have run already, and the caller takes one
+ * completion back to fold it itself under the lock (true).  Counts are
+ * interchangeable, and the one taken back keeps @g in flight, so @g
  * outlives it.  The full barrier pairs with the one before the fold in
  * ioband_lease_revoke_all() and ioband_lease_leave(): either the fold
  * sees this count, or this sees the flag.
  */
 static bool ioband_end_leased(struct ioband_dg *dg, struct ioband_group *g)
 {
-	atomic_t *done;
+	struct ioband_group_pcpu *pc;
 	bool fold = false;
+	s64 lease;
 
-	/* once counted, @g may be folded, and freed, by another CPU */
+	/* once given back or counted, @g may be freed by another CPU */
 	rcu_read_lock_sched();
-	done = &this_cpu_ptr(g->pcpu)->done;
-	atomic_inc(done);
+	pc = this_cpu_ptr(g->pcpu);
+	lease = atomic64_read(&pc->lease);
+	while (lease) {
+		if (atomic64_try_cmpxchg(&pc->lease, &lease,
+					 lease + (1LL << 32)))
+			goto out;
+	}
+	atomic_inc(&pc->done);
 	/* counted before the flags are read: pairs with the fold's smp_mb() */
 	smp_mb__after_atomic();
 	if (!READ_ONCE(dg->leasing) || READ_ONCE(g->detached))
-		fold = atomic_dec_if_positive(done) >= 0;
+		fold = atomic_dec_if_positive(&pc->done) >= 0;
+out:
 	rcu_read_unlock_sched();
 	return fold;
 }
@@ -2111,7 +2148,7 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	if (held)
 		ioband_lease_revoke_all(dg, now);
 	else if (!bypass)
-		ioband_lease_renew(dg, d, g, ib->cost);
+		ib->leased = ioband_lease_renew(dg, d, g, ib->cost, ib->timed);
 	if (held) {
 		if (unlikely(bio->bi_opf & REQ_NOWAIT)) {
 			/* the scheduler forgets it: it never came */

@@ -228,6 +228,42 @@ static void lease_return_units_only(void)
 	      l.e[0].weight + l.e[1].weight + l.e[2].weight);
 }
 
+/*
+ * A lease whose slots the free depth bounds still carries a whole
+ * lease's units, as far as the window allows: the slots of its bios that
+ * complete on its CPU come back to it, so it may send more bios than it
+ * has slots.
+ */
+static void lease_units_beyond_slots(void)
+{
+	struct lease_sched l;
+	u32 seed, whole = 0;
+
+	for (seed = 1; seed <= 2000; seed++) {
+		u32 units = 32 * 8, got;
+		u64 room, inv;
+
+		lease_setup(&l, IOBAND_POLICY_WEIGHT, seed);
+		/* after the next bio, 8 of the depth free: 4 slots at most */
+		l.s.conf.io_limit = l.s.nr_inflight + 9;
+		if (!ioband_sched_start(&l.s, &l.e[0], 8, false, 1000))
+			continue;
+		inv = ioband_entity_inv_weight(&l.e[0]);
+		room = (lease_window_end(&l) - l.e[0].vtime) / inv;
+		got = ioband_lease_grant(&l.s, &l.e[0], 8, &units, 32);
+		if (!got)
+			continue;
+		CHECK(got <= 4, "seed %u: %u slots with 8 of the depth free",
+		      seed, got);
+		CHECK(units == (room < 256 ? room : 256),
+		      "seed %u: %u units for %u slots, room for %llu", seed,
+		      units, got, (unsigned long long)room);
+		whole += units == 256;
+	}
+	CHECK(whole > 1000, "only %u of 2000 leases carried 32 bios' units",
+	      whole);
+}
+
 void lease_tests(void)
 {
 	RUN(lease_within_window);
@@ -235,4 +271,5 @@ void lease_tests(void)
 	RUN(lease_as_admissions);
 	RUN(lease_refused);
 	RUN(lease_return_units_only);
+	RUN(lease_units_beyond_slots);
 }
