@@ -280,6 +280,14 @@ dm_create() {
 	dm_node "$name"
 }
 
+# The reads ioband counted for group ID $2 (-1: the default group) of dm
+# device $1, from the 7 columns a group has in its status.
+dm_group_reads() {
+	dmsetup status "$1" | awk -v id="$2" '{
+		for (i = 5; i + 6 <= NF; i += 7)
+			if ($i == id) { print $(i+1); exit } }'
+}
+
 cg_create() {
 	local path=${1#/} cur=$CG_ROOT part c
 	# Each ancestor (the root included) hands io and memory down.

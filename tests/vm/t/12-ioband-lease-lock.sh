@@ -43,12 +43,6 @@ lock_acq() {
 	done <$LS
 	REPLY=0
 }
-# reads of group $2 on device $1, from its status
-reads_of() {
-	dmsetup status "$1" | awk -v id="$2" '{
-		for (i = 5; i + 6 <= NF; i += 7)
-			if ($i == id) { print $(i+1); exit } }'
-}
 # judge WHAT BIOS: the lock taken at most once per 32 of BIOS
 judge() {
 	lock_acq
@@ -69,7 +63,7 @@ for policy in weight weight-time; do
 	cg_run ll-a taskset -c 1 dd if="$dev" of=/dev/null bs=4k count=$N iflag=direct status=none ||
 		fail "dd in cgroup a under $policy"
 	judge "lone reader, $policy" $N
-	assert_eq "$(reads_of "ll-$policy" "$ida")" $N "$policy: cgroup a's reads in the status"
+	assert_eq "$(dm_group_reads "ll-$policy" "$ida")" $N "$policy: cgroup a's reads in the status"
 	dmsetup remove "ll-$policy" || fail "remove ll-$policy"
 done
 

@@ -24,16 +24,26 @@ nb=$(nullb_create ls0 64 "" "" 1)
 sz=$(blockdev --getsz "$nb")
 N=4000
 
-# reads of group $2 on device $1, from its status
-reads_of() {
-	dmsetup status "$1" | awk -v id="$2" '{
-		for (i = 5; i + 6 <= NF; i += 7)
-			if ($i == id) { print $(i+1); exit } }'
-}
 # ioband_lease events of group $1 in the trace
 grants_of() {
 	awk -v g="group=$1 " 'index($0, "ioband_lease:") && index($0, g) { n++ }
 		END { print n + 0 }' $TRACEFS/trace
+}
+# lone_reader WHAT NAME TABLE: $N reads in cgroup ls-a (id $ida) on a new
+# dm device NAME, every read counted once and at least 8 a lease
+lone_reader() {
+	local what=$1 name=$2 dev g
+	echo >$TRACEFS/trace
+	dev=$(dm_create "$name" "$3")
+	cg_run ls-a dd if="$dev" of=/dev/null bs=4k count=$N iflag=direct status=none ||
+		fail "dd in cgroup a ($what)"
+	g=$(grants_of "$ida")
+	log "$what: $N reads, $g leases granted"
+	[ "$g" -gt 0 ] || fail "$what: no lease granted for $N reads of a lone reader"
+	[ $((N / g)) -ge 8 ] || fail "$what: $g leases for $N reads: $((N / g)) reads a lease, want at least 8"
+	assert_eq "$(dm_group_reads "$name" "$ida")" $N "$what: cgroup a's reads in the status"
+	assert_eq "$(dm_group_reads "$name" -1)" 0 "$what: the default group's reads"
+	report "lease_${what//-/_}_reads_per_grant" $((N / g))
 }
 
 trace_start ioband/ioband_lease
@@ -41,16 +51,8 @@ trace_start ioband/ioband_lease
 # ---- 1. cgroup ------------------------------------------------------------------
 a=$(cg_create ls-a)
 ida=$(stat -c %i "$a")
-cgdev=$(dm_create lscg "0 $sz ioband $nb lsdg 0 0 cgroup weight 0 :100 $ida:200")
-cg_run ls-a dd if="$cgdev" of=/dev/null bs=4k count=$N iflag=direct status=none ||
-	fail "dd in cgroup a"
-g=$(grants_of "$ida")
-log "cgroup: $N reads, $g leases granted"
-[ "$g" -gt 0 ] || fail "cgroup: no lease granted for $N reads of a lone reader"
-[ $((N / g)) -ge 8 ] || fail "cgroup: $g leases for $N reads: $((N / g)) reads a lease, want at least 8"
-assert_eq "$(reads_of lscg "$ida")" $N "cgroup a's reads in the status"
-assert_eq "$(reads_of lscg -1)" 0 "the default group's reads"
-report lease_cgroup_reads_per_grant $((N / g))
+lone_reader cgroup lscg "0 $sz ioband $nb lsdg 0 0 cgroup weight 0 :100 $ida:200"
+cgdev=$(dm_node lscg)
 
 # ---- 2. uid (fio drops to uid 1000 before its I/O) -----------------------------------
 echo >$TRACEFS/trace
@@ -63,7 +65,7 @@ g=$(grants_of 1000)
 log "uid: $N reads, $g leases granted"
 [ "$g" -gt 0 ] || fail "uid: no lease granted for $N reads of a lone reader"
 [ $((N / g)) -ge 8 ] || fail "uid: $g leases for $N reads: $((N / g)) reads a lease, want at least 8"
-assert_eq "$(reads_of lsuid 1000)" $N "uid 1000's reads in the status"
+assert_eq "$(dm_group_reads lsuid 1000)" $N "uid 1000's reads in the status"
 dmsetup remove lsuid || fail "remove lsuid"
 
 # ---- 3. detach and attach under a verifying writer ------------------------------------
@@ -94,14 +96,5 @@ log "$rounds detaches under leased writes, every block verified after each of 40
 dmsetup remove lscg || fail "remove lscg"
 
 # ---- 4. weight-time -------------------------------------------------------------------
-echo >$TRACEFS/trace
-wtdev=$(dm_create lswt "0 $sz ioband $nb lsdg4 0 0 cgroup weight-time 0 :100 $ida:200")
-cg_run ls-a dd if="$wtdev" of=/dev/null bs=4k count=$N iflag=direct status=none ||
-	fail "dd in cgroup a under weight-time"
-g=$(grants_of "$ida")
-log "weight-time: $N reads, $g leases granted"
-[ "$g" -gt 0 ] || fail "weight-time: no lease granted for $N reads of a lone reader"
-[ $((N / g)) -ge 8 ] || fail "weight-time: $g leases for $N reads: $((N / g)) reads a lease, want at least 8"
-assert_eq "$(reads_of lswt "$ida")" $N "weight-time: cgroup a's reads in the status"
-report lease_weight_time_reads_per_grant $((N / g))
+lone_reader weight-time lswt "0 $sz ioband $nb lsdg4 0 0 cgroup weight-time 0 :100 $ida:200"
 dmsetup remove lswt || fail "remove lswt"
