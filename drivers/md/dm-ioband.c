@@ -546,17 +546,18 @@
  * back to that lease: the slot stays counted in flight, unused, so a
  * lease bounds what its CPU has in flight, not what it has sent, and a
  * CPU keeping 16 bios in flight renews only when its lease's units run
- * out, even if its lease has fewer than 32 slots.  (Without it, with four
- * CPUs each 16 deep and io_limit 128, every CPU's 32 slots counted
- * against the others' half of the free depth, leases settled near 22
- * slots, and the lock was taken once per 25 bios.)  Any other completion
- * counts itself in its CPU's counter, then reads whether leasing is
- * still on and its group still attached; the side that ends leasing or
- * detaches writes its flag, then takes back every lease and folds every
- * counter.  With a full barrier on each side, either the fold sees the
- * count or the completion sees the flag; in the second case it takes one
- * count back (any one: counts are interchangeable) and completes it
- * under the lock.  The count it holds keeps the group in flight, so a
+ * out, even if the free depth left its lease fewer than 32 slots (four
+ * CPUs' leases share half of it).  Any other completion counts itself
+ * in its CPU's counter, then reads whether leasing is still on and its
+ * group still attached and on the device group's list of leased groups; the side that ends leasing or detaches writes its
+ * flag, then takes back every lease and folds every counter, and takes
+ * the group off the list.  The list's test is for a bio leased before a
+ * revoke that completes after leasing has begun again with no new lease
+ * of its group: no revoke would fold its count, and its group would stay
+ * in flight for good.  With a full barrier on each side, either the fold
+ * sees the count or the completion sees the flag; in the second case it
+ * takes one count back (any one: counts are interchangeable) and
+ * completes it under the lock.  The count it holds keeps the group in flight, so a
  * detached group cannot be freed under it.
  *
  * What it costs in accuracy: nothing a lease sends runs past the group's
@@ -1466,9 +1467,10 @@ out:
  * what it has sent.  The lease word is 0 once taken back, so a slot given
  * back before the xchg that ends the lease is returned by it, and none
  * after.  Otherwise the completion is left in this CPU's count for a
- * later fold, unless leasing has ended or @g is detached: then the fold
- * that ended it may have run already, and the caller takes one
- * completion back to fold it itself under the lock (true).  Counts are
+ * later fold, unless leasing has ended, @g is detached or @g is off
+ * dg->leased: then the fold that ended its lease may have run already,
+ * and the caller takes one completion back to fold it itself under the
+ * lock (true).  Counts are
  * interchangeable, and the one taken back keeps @g in flight, so @g
  * outlives it.  The full barrier pairs with the one before the fold in
  * ioband_lease_revoke_all() and ioband_lease_leave(): either the fold
@@ -1492,7 +1494,12 @@ static bool ioband_end_leased(struct ioband_dg *dg, struct ioband_group *g)
 	atomic_inc(&pc->done);
 	/* counted before the flags are read: pairs with the fold's smp_mb() */
 	smp_mb__after_atomic();
-	if (!READ_ONCE(dg->leasing) || READ_ONCE(g->detached))
+	/*
+	 * Off dg->leased, no revoke would fold it: leasing ended and began
+	 * again since the bio went down, without a new lease of @g.
+	 */
+	if (!READ_ONCE(dg->leasing) || READ_ONCE(g->detached) ||
+	    list_empty(&g->lease_node))
 		fold = atomic_dec_if_positive(&pc->done) >= 0;
 out:
 	rcu_read_unlock_sched();

@@ -16,6 +16,11 @@
 #     would not come back to zero, and its removal warns (a kernel report
 #     fails the run).
 #  4. Part 1 under weight-time, whose leased bios pay their class's mean.
+#  5. A leased bio that completes after leasing ended and began again,
+#     with no new lease of its group, is folded: a's one read, leased on a
+#     slow device, meets a revoke (a message) and a new lease of b's, then
+#     completes.  Left unfolded, a would stay in flight for good, and at
+#     io_limit 1 b's next read would be held for good.
 # timeout: 300
 # long: debug
 . /tests/lib.sh
@@ -98,3 +103,45 @@ dmsetup remove lscg || fail "remove lscg"
 # ---- 4. weight-time -------------------------------------------------------------------
 lone_reader weight-time lswt "0 $sz ioband $nb lsdg4 0 0 cgroup weight-time 0 :100 $ida:200"
 dmsetup remove lswt || fail "remove lswt"
+
+# ---- 5. a completion after leasing began again ----------------------------------
+# wait_dd PID WHAT: bounded wait (10 s) for a dd started in the background
+wait_dd() {
+	local i
+	for i in $(seq 100); do
+		alive "$1" || { wait "$1"; return; }
+		sleep 0.1
+	done
+	return 1
+}
+slow=$(nullb_create ls5 64 500000000)
+ssz=$(blockdev --getsz "$slow")
+b=$(cg_create ls-b)
+idb=$(stat -c %i "$b")
+sdev=$(dm_create ls5 "0 $ssz ioband $slow lsdg5 0 8 cgroup weight 0 :100 $ida:100 $idb:100")
+echo >$TRACEFS/trace
+cg_run ls-a dd if="$sdev" of=/dev/null bs=4k count=1 iflag=direct status=none &
+apid=$!
+# a's read went down with a lease of its group (the trace event is at the
+# grant, under the lock, before the read leaves map())
+for i in $(seq 100); do
+	[ "$(grants_of "$ida")" -ge 1 ] && break
+	sleep 0.05
+done
+[ "$(grants_of "$ida")" -ge 1 ] || fail "no lease granted for a's read"
+alive $apid || fail "a's read ended before the revoke: the device is not slow"
+dmsetup message ls5 0 weight "$ida:100" || fail "weight $ida"
+cg_run ls-b dd if="$sdev" of=/dev/null bs=4k count=1 iflag=direct status=none ||
+	fail "b's first read"
+wait_dd $apid || fail "a's read did not end within 10 s"
+dmsetup message ls5 0 io_limit 1 || fail "io_limit 1"
+cg_run ls-b dd if="$sdev" of=/dev/null bs=4k count=1 skip=1 iflag=direct status=none &
+bpid=$!
+if ! wait_dd $bpid; then
+	# a's group off the device folds what it left, and lets b go
+	dmsetup message ls5 0 detach "$ida"
+	wait $bpid
+	fail "b's read at io_limit 1 not done within 10 s: a's leased read, completed after leasing began again, stayed in flight"
+fi
+log "a read leased before a revoke and completed after a new lease: folded"
+dmsetup remove ls5 || fail "remove ls5"
