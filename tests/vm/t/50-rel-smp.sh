@@ -64,9 +64,23 @@ finished() { # the fewest runs started by any writer, less one
 	done
 	echo $((min - 1))
 }
+# Where the writers' fio processes wait (held bios are not in the dm
+# device's inflight: ioband accounts a bio when it goes down).
+writers_dump() {
+	local p
+	for p in /proc/[0-9]*; do
+		[ "$(cat "$p/comm" 2>/dev/null)" = fio ] || continue
+		log "fio ${p#/proc/} state $(cut -d' ' -f3 "$p/stat"): $(tr '\n' ' ' <"$p/stack" 2>/dev/null)"
+	done
+	log "smpa: $(dmsetup status smpa)"
+	log "smpb: $(dmsetup status smpb)"
+}
 while [ $rounds -lt 2 ] || [ "$(finished)" -lt 1 ]; do
 	rounds=$((rounds + 1))
-	[ $rounds -le 200 ] || fail "the writers did not finish a run in 200 rounds"
+	[ $rounds -le 200 ] || {
+		writers_dump
+		fail "the writers did not finish a run in 200 rounds"
+	}
 	pids=
 	for c in 0 1 2 3; do
 		batch $c >"$TESTDIR/batch.$c"
