@@ -504,16 +504,16 @@
  *
  * While no group holds bios the scheduler arbitrates nothing: every bio
  * goes down at once and is only charged.  Then a CPU may hold a lease of
- * a group (ioband_lease_grant()): up to IOBAND_LEASE_SLOTS bios costing
- * so many tokens in all, charged to the group's virtual time and the
- * clock when granted, as that many admissions would be, its slots
- * counted in flight.  map() takes from this CPU's lease with one
+ * a group (ioband_lease_grant()): the tokens of IOBAND_LEASE_BIOS (48)
+ * bios like the one that asked, charged to the group's virtual time and
+ * the clock when granted, as that many admissions would be, and up to
+ * IOBAND_LEASE_SLOTS (32) slots, counted in flight.  map() takes from this CPU's lease with one
  * cmpxchg on a word no other CPU writes in the common case, counts the
  * bio in per-CPU statistics, and sends it down without dg->lock; end_io()
  * counts its completion in a per-CPU counter.  A CPU comes to the lock
  * when its lease runs out, gives back what is left, folds its
  * completions, and takes a new lease for the bio that came, which then
- * completes as one of the lease's: one acquisition per 33 bios instead
+ * completes as one of the lease's: one acquisition per 49 bios instead
  * of two a bio.  A group's first bio of each jiffy, timed for the
  * latency statistics (12.), may go under a lease too; it records its
  * times under its group's lat_lock, which only it and readers of the
@@ -549,16 +549,20 @@
  * out, even if the free depth left its lease fewer than 32 slots (four
  * CPUs' leases share half of it).  Any other completion counts itself
  * in its CPU's counter, then reads whether leasing is still on and its
- * group still attached and on the device group's list of leased groups; the side that ends leasing or detaches writes its
- * flag, then takes back every lease and folds every counter, and takes
- * the group off the list.  The list's test is for a bio leased before a
- * revoke that completes after leasing has begun again with no new lease
- * of its group: no revoke would fold its count, and its group would stay
- * in flight for good.  With a full barrier on each side, either the fold
- * sees the count or the completion sees the flag; in the second case it
- * takes one count back (any one: counts are interchangeable) and
- * completes it under the lock.  The count it holds keeps the group in flight, so a
- * detached group cannot be freed under it.
+ * group still attached and on the device group's list of leased groups
+ * (a flag of the group's, lease_listed); the side that ends leasing or
+ * detaches writes its flag, then takes back every lease, folds every
+ * counter and takes the group off the list.  The list's test is for a
+ * bio leased before a revoke that completes after leasing has begun
+ * again with no new lease of its group: no revoke would fold its count,
+ * and its group would stay in flight for good; leasing begins again with
+ * a release that the completion's read of it acquires, so a completion
+ * that reads it on sees its group off the list.  With a full barrier on
+ * each side, either the fold sees the count or the completion sees a
+ * flag; in the second case it takes one count back (any one: counts are
+ * interchangeable) and completes it under the lock.  The count it holds
+ * keeps the group in flight, so a detached group cannot be freed under
+ * it.
  *
  * What it costs in accuracy: nothing a lease sends runs past the group's
  * window, so a group is never further ahead of the clock than under the
@@ -575,13 +579,14 @@
  * between CPUs, at 250-600 ns a transfer (estimated from the code, not
  * measured here): 1.5-3.6 s of lock hold a second, so the lock, not the
  * device, is the limit, near 0.8-2 M IOPS.  With leases a CPU submitting
- * 47 K IOPS takes the lock once per 33 bios, 1.4 K times a second: about
- * 91 K acquisitions a second for the 64 CPUs, 2.3-5.5 % of the lock's
- * capacity (weight-time, see below: 0.031 a bio, 92 K a second).  More
+ * 47 K IOPS takes the lock once per 49 bios, 960 times a second: about
+ * 61 K acquisitions a second for the 64 CPUs, 1.5-3.7 % of the lock's
+ * capacity (weight-time, see below: 0.021 a bio, 62 K a second).  More
  * when several groups are active and a group's window holds fewer than
- * about two leases (64 bios): a group that renews may be a lease ahead of
- * the clock, and a lease never exceeds the window's room (with four
- * groups and token_base 256, 64 bios a window, 80-smp measured 0.034).
+ * about two leases (96 bios): a group that renews ahead of the others is
+ * cut to the window's room, and takes the lock for each of the shorter
+ * leases until they catch up, which is the window doing its work (four
+ * groups at token_base 256 have 64 bios a window: 80-smp measures it).
  * The latency sample adds a group's lat_lock once a jiffy (250 a second
  * at HZ=250), a lock of its own that no bio waits for.
  *
@@ -593,8 +598,12 @@
  * lease in IOBAND_LEASE_TIMED_EVERY (64) a CPU and group, and completes
  * under the lock; on the others it completes as the lease's bios do.  So
  * the estimator goes on learning while nothing is held, from one bio in
- * 2112, and weight-time takes the lock 1 + 1/64 times per 33 bios, 0.031
- * a bio.  Depth control learns only while bios are held.  A lease
+ * 3136, and weight-time takes the lock 1 + 1/64 times per 49 bios, 0.021
+ * a bio.  Depth control learns only while bios are held.  While more than
+ * one group is active, weight-time keeps what is in flight within the
+ * learned depth, and on a device that needs little (the CPU-bound null_blk
+ * of 80-smp, where bios are held for room) no lease fits: the depth is
+ * being arbitrated, through the lock as in 7.  A lease
  * follows its group's stream on its own CPU: its bios are
  * sequential if they start where the CPU's last leased bio of the group
  * ended, and the bio through the lock takes the stream back from there.
@@ -663,6 +672,8 @@ struct ioband_group {
 	struct ioband_group_pcpu __percpu *pcpu;
 	/* on dg->leased while it may have leases or their completions */
 	struct list_head lease_node;
+	/* lease_node is on dg->leased: under dg->lock, read without it */
+	bool lease_listed;
 	/* an attached group is freed a grace period after it is destroyed */
 	struct rcu_head rcu;
 	/* see 12.: the jiffy of its last timed bio, and the histograms */
@@ -1207,6 +1218,8 @@ ioband_lookup_unlocked(struct ioband_device *d, struct bio *bio)
 /* ---- leases (see 14.) ------------------------------------------------------ */
 
 #define IOBAND_LEASE_SLOTS	32
+/* what a lease's units pay for, in bios: more than its slots (see 14.) */
+#define IOBAND_LEASE_BIOS	48
 /*
  * weight-time: the bio that takes a lease through the lock is timed
  * through it on one lease in this many a CPU and group, so that the
@@ -1276,6 +1289,7 @@ static void ioband_lease_end(struct ioband_dg *dg, struct ioband_group *g,
 		WRITE_ONCE(per_cpu_ptr(g->pcpu, cpu)->next_sector, U64_MAX);
 	}
 	list_del_init(&g->lease_node);
+	WRITE_ONCE(g->lease_listed, false);
 }
 
 /*
@@ -1347,7 +1361,7 @@ static bool ioband_lease_renew(struct ioband_dg *dg, struct ioband_device *d,
 {
 	struct ioband_group_pcpu *pc = this_cpu_ptr(g->pcpu);
 	struct ioband_sched *s = &dg->sched;
-	u32 units = IOBAND_LEASE_SLOTS * cost, slots;
+	u32 units = IOBAND_LEASE_BIOS * cost, slots;
 
 	lockdep_assert_held(&dg->lock);
 	if (g->limited || g->detached || d->type == IOBAND_TYPE_CGROUP_TREE ||
@@ -1356,7 +1370,12 @@ static bool ioband_lease_renew(struct ioband_dg *dg, struct ioband_device *d,
 	if (!dg->leasing) {
 		if (s->heap_len)
 			return false;
-		WRITE_ONCE(dg->leasing, true);
+		/*
+		 * after the revoke took its groups off dg->leased: a
+		 * completion that reads leasing on sees them off (see
+		 * ioband_end_leased())
+		 */
+		smp_store_release(&dg->leasing, true);
 	}
 	slots = ioband_lease_grant(s, &g->ent, cost, &units,
 				   IOBAND_LEASE_SLOTS);
@@ -1366,8 +1385,10 @@ static bool ioband_lease_renew(struct ioband_dg *dg, struct ioband_device *d,
 	WRITE_ONCE(pc->next_sector, g->ent.next_sector);
 	atomic64_set(&pc->lease, (s64)slots << 32 | units);
 	trace_ioband_lease(dg->name, g->id, slots, units);
-	if (list_empty(&g->lease_node))
+	if (!g->lease_listed) {
 		list_add(&g->lease_node, &dg->leased);
+		WRITE_ONCE(g->lease_listed, true);
+	}
 	return !timed || ++pc->grants % IOBAND_LEASE_TIMED_EVERY;
 }
 
@@ -1470,11 +1491,13 @@ out:
  * later fold, unless leasing has ended, @g is detached or @g is off
  * dg->leased: then the fold that ended its lease may have run already,
  * and the caller takes one completion back to fold it itself under the
- * lock (true).  Counts are
- * interchangeable, and the one taken back keeps @g in flight, so @g
- * outlives it.  The full barrier pairs with the one before the fold in
- * ioband_lease_revoke_all() and ioband_lease_leave(): either the fold
- * sees this count, or this sees the flag.
+ * lock (true).  Counts are interchangeable, and the one taken back keeps
+ * @g in flight, so @g outlives it.  The full barrier pairs with the one
+ * before the fold in ioband_lease_revoke_all() and ioband_lease_leave():
+ * either the fold sees this count, or this sees the flag.  Leasing read
+ * on again (acquire, paired with ioband_lease_renew()'s release) comes
+ * after the revoke that took @g off the list, so @g's flag reads off
+ * unless @g was leased again, and then a later revoke folds the count.
  */
 static bool ioband_end_leased(struct ioband_dg *dg, struct ioband_group *g)
 {
@@ -1498,8 +1521,8 @@ static bool ioband_end_leased(struct ioband_dg *dg, struct ioband_group *g)
 	 * Off dg->leased, no revoke would fold it: leasing ended and began
 	 * again since the bio went down, without a new lease of @g.
 	 */
-	if (!READ_ONCE(dg->leasing) || READ_ONCE(g->detached) ||
-	    list_empty(&g->lease_node))
+	if (!smp_load_acquire(&dg->leasing) || READ_ONCE(g->detached) ||
+	    !READ_ONCE(g->lease_listed))
 		fold = atomic_dec_if_positive(&pc->done) >= 0;
 out:
 	rcu_read_unlock_sched();

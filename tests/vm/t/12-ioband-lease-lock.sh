@@ -5,7 +5,7 @@
 # (CONFIG_LOCK_STAT: the debug kernel only) as the acquisitions of the
 # class "&dg->lock" over a fixed number of reads:
 #  1. A lone psync reader on one vCPU, in an attached cgroup's group,
-#     under weight: one lease of 32 bios per acquisition, the bio that
+#     under weight: one lease of 48 bios per acquisition, the bio that
 #     took it completing as one of the lease's.  (On one vCPU because
 #     under weight-time a stream that moves to another CPU pays a random
 #     bio's mean there first, which shortens that CPU's lease.)
@@ -14,7 +14,7 @@
 #  3. Four libaio readers, 16 deep, one pinned to each vCPU, in one group
 #     (type none, io_limit 128): a completion gives its slot back to its
 #     CPU's lease, so that four CPUs' leases fit io_limit and still last
-#     32 bios each.
+#     48 bios each.
 # Each part also checks that the status counts every read once.
 # kernel: debug
 # smp: 4

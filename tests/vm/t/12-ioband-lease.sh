@@ -1,7 +1,7 @@
 #!/bin/bash
 # Leases (section 14 of the design essay in drivers/md/dm-ioband.c):
 # while no group holds bios, a CPU sends the next bios of a group without
-# the device group's lock, from a lease of at most 32 bios.
+# the device group's lock, from a lease of at most 48 bios.
 #  1. A single psync reader in an attached cgroup's group: the leases are
 #     granted and used (at least 8 reads a grant; with no lease used, a
 #     read through the lock would ask for a new one every time), and the
