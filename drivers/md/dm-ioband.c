@@ -132,15 +132,20 @@
  * (after every older bio of its group), map() returns it to
  * device-mapper as on the fast path, else it stays (DM_MAPIO_SUBMITTED).
  * end_io() counts the completion and moves the bios the scheduler now
- * allows to the device group's ready list; a work item submits them with
- * dm_submit_bio_remap(), since completions may run in interrupt context
- * where submitting may not sleep.  Each device group has a workqueue of
- * its own (WQ_MEM_RECLAIM, so it makes progress under memory pressure):
- * with ioband on ioband in two device groups, the upper group's worker
- * submits to the lower device, and on one shared workqueue it could wait
- * behind, or be the rescuer for, the very work it needs.  Empty flushes carry no data and are
- * passed through uncharged; a flush only covers writes that have
- * completed, and a held write has not, so passing it is correct.
+ * allows to the ready list of the CPU that mapped each; that CPU's work
+ * item submits them with dm_submit_bio_remap(), since completions may run
+ * in interrupt context where submitting may not sleep.  So a held bio goes
+ * down from its submitter's CPU, to that CPU's queue on a multi-queue
+ * device, and no single worker carries every CPU's bios.  A CPU's bios go
+ * down in the order they were released; bios of different CPUs, which
+ * their submitters had in flight at once, in any order.  Each device
+ * group has a workqueue of its own (WQ_MEM_RECLAIM, so it makes progress
+ * under memory pressure): with ioband on ioband in two device groups, the
+ * upper group's worker submits to the lower device, and on one shared
+ * workqueue it could wait behind, or be the rescuer for, the very work it
+ * needs.  Empty flushes carry no data and are passed through uncharged;
+ * a flush only covers writes that have completed, and a held write has
+ * not, so passing it is correct.
  *
  * Metadata and swap bios (REQ_META, REQ_SWAP: the kernel's own "issue as
  * root" class) are charged to their group but never held.  Every group
@@ -239,7 +244,7 @@
  * messages and resume, and lock (spinlock, taken with interrupts off since
  * completions may come in hard interrupt context), which guards the
  * scheduler, the groups' queues and statistics, the group lookup tables and
- * the ready list.  Each device's xarray of groups is changed only under
+ * the CPUs' ready lists.  Each device's xarray of groups is changed only under
  * dg->lock or with its own lock taken irq-safe.  No lock is shared between
  * device groups.
  *
@@ -684,6 +689,24 @@ struct ioband_group {
 
 #define IOBAND_ROOM_WAIT_BITS	6
 
+/*
+ * One CPU's part of a device group: the bios released for the CPU that
+ * mapped them, which its own work item sends down (see 7.).
+ */
+struct ioband_dg_pcpu {
+	struct ioband_dg *dg;
+	int cpu;
+	struct bio_list ready;		/* under dg->lock */
+	/*
+	 * Owed a run of submit_work: on dg->kicks, or queued by whoever took
+	 * it from there; its worker clears it as it takes ready.  Under
+	 * dg->lock.
+	 */
+	bool kicked;
+	struct ioband_dg_pcpu *next_kick;	/* on dg->kicks */
+	struct work_struct submit_work;
+};
+
 struct ioband_dg {
 	struct list_head node;		/* on ioband_dgs */
 	char name[IOBAND_DG_NAME_MAX + 1];
@@ -698,9 +721,11 @@ struct ioband_dg {
 	bool leasing;
 	struct list_head leased;	/* groups, under lock (see 14.) */
 	struct ioband_sched sched;
-	struct bio_list ready;		/* released, for the work item */
+	/* each CPU's released bios and work item */
+	struct ioband_dg_pcpu __percpu *pcpu;
+	/* the CPUs with bios released and no run of their work owed yet */
+	struct ioband_dg_pcpu *kicks;	/* under lock */
 	struct workqueue_struct *wq;	/* this device group's own, see 7. */
-	struct work_struct submit_work;
 	struct hrtimer wake_timer;	/* an idle group's grace runs out */
 	/* submitters of full groups, by group: see ioband_room_queue() */
 	wait_queue_head_t room_wait[1 << IOBAND_ROOM_WAIT_BITS];
@@ -759,6 +784,7 @@ struct ioband_bio {
 	/* timed for the latency statistics (see 12.), since map_ns */
 	bool lat;
 	bool leased;	/* went down under a lease (see 14.) */
+	int cpu;	/* held: mapped on it, and sent down from it (see 7.) */
 	u64 map_ns;
 	u64 start_ns;
 };
@@ -1736,19 +1762,82 @@ static bool ioband_group_drained(const struct ioband_group *g)
 	return g->detached && !g->ent.nr_inflight && !g->ent.nr_children;
 }
 
-/* @bio of @g goes down: to the ready list, for the worker.  dg->lock held. */
+/*
+ * @bio of @g goes down: to the ready list of the CPU that mapped it, whose
+ * worker is owed a run if it was not.  dg->lock held.
+ */
 static void ioband_ready(struct ioband_dg *dg, struct ioband_group *g,
 			 struct bio *bio)
 {
 	struct ioband_bio *ib = dm_per_bio_data(bio, sizeof(*ib));
+	struct ioband_dg_pcpu *pc = per_cpu_ptr(dg->pcpu, ib->cpu);
 
+	lockdep_assert_held(&dg->lock);
 	ioband_unhold(dg, g, bio_sectors(bio));
 	ib->grp = g;
 	if (ib->timed || ib->lat)
 		ib->start_ns = ktime_get_ns();
 	ib->beyond_depth = ioband_sched_beyond_depth(&dg->sched);
-	bio_list_add(&dg->ready, bio);
+	bio_list_add(&pc->ready, bio);
+	if (!pc->kicked) {
+		pc->kicked = true;
+		pc->next_kick = dg->kicks;
+		dg->kicks = pc;
+	}
 	trace_ioband_release(dg->name, g->id, bio);
+}
+
+/*
+ * The CPUs whose workers are owed a run, for ioband_kick_workers() once
+ * dg->lock is dropped.  dg->lock held.
+ */
+static struct ioband_dg_pcpu *ioband_kicks_take(struct ioband_dg *dg)
+{
+	struct ioband_dg_pcpu *kicks = dg->kicks;
+
+	lockdep_assert_held(&dg->lock);
+	dg->kicks = NULL;
+	return kicks;
+}
+
+/*
+ * Queues the work of each CPU on @pc's chain, on that CPU.  A CPU is on
+ * one chain at a time: it is chained again only after its worker cleared
+ * kicked, which it does in the run this queues, so its next_kick is read
+ * before.  (The work of a CPU that went offline runs on another.)
+ */
+static void ioband_kick_workers(struct ioband_dg *dg,
+				struct ioband_dg_pcpu *pc)
+{
+	while (pc) {
+		struct ioband_dg_pcpu *next = pc->next_kick;
+
+		queue_work_on(pc->cpu, dg->wq, &pc->submit_work);
+		pc = next;
+	}
+}
+
+/*
+ * @bio, just held by map() on this CPU: if the scheduler released it at
+ * once and first in line (so after every older bio of its group on this
+ * CPU), it is taken off the ready list to go down from map(), and its
+ * CPU's worker is not kicked for nothing.  ioband_release_one() has
+ * charged it.  dg->lock held.
+ */
+static bool ioband_ready_here(struct ioband_dg *dg, struct bio *bio)
+{
+	struct ioband_bio *ib = dm_per_bio_data(bio, sizeof(*ib));
+	struct ioband_dg_pcpu *pc = per_cpu_ptr(dg->pcpu, ib->cpu);
+
+	lockdep_assert_held(&dg->lock);
+	if (pc->ready.head != bio)
+		return false;
+	bio_list_pop(&pc->ready);
+	if (bio_list_empty(&pc->ready) && dg->kicks == pc) {
+		dg->kicks = pc->next_kick;
+		pc->kicked = false;
+	}
+	return true;
 }
 
 /*
@@ -1913,11 +2002,11 @@ static void ioband_limit_flush(struct ioband_dg *dg, struct ioband_group *g,
 }
 
 /*
- * Releases what the scheduler allows; true if the worker has bios to send.
- * When the scheduler waits for an idle group's grace to run out, the
- * timer asks again then.
+ * Releases what the scheduler allows, to the ready lists (the caller then
+ * kicks their workers).  When the scheduler waits for an idle group's
+ * grace to run out, the timer asks again then.
  */
-static bool ioband_release_allowed(struct ioband_dg *dg, u64 now)
+static void ioband_release_allowed(struct ioband_dg *dg, u64 now)
 {
 	struct ioband_sched *s = &dg->sched;
 	struct ioband_entity *e;
@@ -1944,7 +2033,6 @@ static bool ioband_release_allowed(struct ioband_dg *dg, u64 now)
 	if (wake_at)
 		hrtimer_start(&dg->wake_timer, ns_to_ktime(wake_at),
 			      HRTIMER_MODE_ABS);
-	return !bio_list_empty(&dg->ready);
 }
 
 /*
@@ -1962,14 +2050,14 @@ static void ioband_release_group(struct ioband_device *d,
 
 static void ioband_kick(struct ioband_dg *dg)
 {
+	struct ioband_dg_pcpu *kicks;
 	unsigned long flags;
-	bool ready;
 
 	spin_lock_irqsave(&dg->lock, flags);
-	ready = ioband_release_allowed(dg, ktime_get_ns());
+	ioband_release_allowed(dg, ktime_get_ns());
+	kicks = ioband_kicks_take(dg);
 	spin_unlock_irqrestore(&dg->lock, flags);
-	if (ready)
-		queue_work(dg->wq, &dg->submit_work);
+	ioband_kick_workers(dg, kicks);
 }
 
 static enum hrtimer_restart ioband_wake(struct hrtimer *timer)
@@ -1980,16 +2068,18 @@ static enum hrtimer_restart ioband_wake(struct hrtimer *timer)
 
 static void ioband_submit_work(struct work_struct *work)
 {
-	struct ioband_dg *dg = container_of(work, struct ioband_dg,
-					    submit_work);
+	struct ioband_dg_pcpu *pc = container_of(work, struct ioband_dg_pcpu,
+						 submit_work);
+	struct ioband_dg *dg = pc->dg;
 	struct blk_plug plug;
 	struct bio_list bios;
 	struct bio *bio;
 	u64 now;
 
 	spin_lock_irq(&dg->lock);
-	bios = dg->ready;
-	bio_list_init(&dg->ready);
+	bios = pc->ready;
+	bio_list_init(&pc->ready);
+	pc->kicked = false;
 	spin_unlock_irq(&dg->lock);
 
 	/*
@@ -2106,14 +2196,14 @@ ioband_map_limited(struct ioband_dg *dg, struct ioband_group *g,
 	if (bio->bi_opf & REQ_NOWAIT)
 		return IOBAND_LIMITS_AGAIN;
 	ib->start_ns = now;
+	ib->cpu = smp_processor_id();
 	bio_list_add(&g->limit_wait, bio);
 	g->held_sectors += bio_sectors(bio);
 	trace_ioband_hold(dg->name, g->id, bio);
 	if (due) {
 		/* first in line: the limits alone keep it */
 		ioband_limit_wait(&dg->sched, &g->ent, due);
-		if (ioband_release_allowed(dg, now))
-			queue_work(dg->wq, &dg->submit_work);
+		ioband_release_allowed(dg, now);
 	}
 	return IOBAND_LIMITS_WAIT;
 }
@@ -2124,8 +2214,9 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	struct ioband_bio *ib = dm_per_bio_data(bio, sizeof(*ib));
 	struct ioband_dg *dg = d->dg;
 	struct ioband_sched *s = &dg->sched;
+	struct ioband_dg_pcpu *kicks;
 	struct ioband_group *g;
-	bool held, bypass, waited = false, ready = false;
+	bool held, bypass, waited = false;
 	u64 now;
 
 	ib->grp = NULL;
@@ -2165,7 +2256,9 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 			break;
 		case IOBAND_LIMITS_WAIT:
 			ioband_count(g, bio, true);
+			kicks = ioband_kicks_take(dg);
 			spin_unlock_irq(&dg->lock);
+			ioband_kick_workers(dg, kicks);
 			return DM_MAPIO_SUBMITTED;
 		default:
 			goto again;
@@ -2193,30 +2286,22 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 						     bio->bi_iter.bi_size);
 			goto again;
 		}
+		ib->cpu = smp_processor_id();
 		bio_list_add(&g->held, bio);
 		g->held_sectors += bio_sectors(bio);
 		trace_ioband_hold(dg->name, g->id, bio);
 		/* it may be the one the scheduler waits for */
-		ready = ioband_release_allowed(dg, now);
-		/*
-		 * Released at once and first in line (so after every older
-		 * bio of its group): it goes down from here, without the
-		 * worker.  ioband_release_one() has charged it.
-		 */
-		if (dg->ready.head == bio) {
-			bio_list_pop(&dg->ready);
-			ready = !bio_list_empty(&dg->ready);
-			held = false;
-		}
+		ioband_release_allowed(dg, now);
+		held = !ioband_ready_here(dg, bio);
 	} else {
 		ib->grp = g;
 		ib->start_ns = now;
 		ib->beyond_depth = ioband_sched_beyond_depth(s);
 	}
 	ioband_count(g, bio, held || waited);
+	kicks = ioband_kicks_take(dg);
 	spin_unlock_irq(&dg->lock);
-	if (ready)
-		queue_work(dg->wq, &dg->submit_work);
+	ioband_kick_workers(dg, kicks);
 	return held ? DM_MAPIO_SUBMITTED : DM_MAPIO_REMAPPED;
 
 again:
@@ -2226,7 +2311,9 @@ again:
 	 * one of its workers, without REQ_NOWAIT.
 	 */
 	trace_ioband_again(dg->name, g->id, bio);
+	kicks = ioband_kicks_take(dg);
 	spin_unlock_irq(&dg->lock);
+	ioband_kick_workers(dg, kicks);
 	bio->bi_status = BLK_STS_AGAIN;
 	bio_endio(bio);
 	return DM_MAPIO_SUBMITTED;
@@ -2251,10 +2338,11 @@ static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 {
 	struct ioband_bio *ib = dm_per_bio_data(bio, sizeof(*ib));
 	struct ioband_group *g = ib->grp;
+	struct ioband_dg_pcpu *kicks;
 	struct ioband_sched *s;
 	struct ioband_dg *dg;
 	unsigned long flags;
-	bool ready, drained;
+	bool drained;
 	u64 now;
 
 	if (!g)
@@ -2282,10 +2370,11 @@ static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 		ioband_entity_forget(s, &g->ent);
 	drained = drained && ioband_group_drained(g);
 	/* nothing held: nothing to release, no timer to set */
-	ready = s->heap_len && ioband_release_allowed(dg, now);
+	if (s->heap_len)
+		ioband_release_allowed(dg, now);
+	kicks = ioband_kicks_take(dg);
 	spin_unlock_irqrestore(&dg->lock, flags);
-	if (ready)
-		queue_work(dg->wq, &dg->submit_work);
+	ioband_kick_workers(dg, kicks);
 	if (drained)
 		ioband_group_destroy(g);
 	return DM_ENDIO_DONE;
@@ -2308,6 +2397,7 @@ enum ioband_alloc_site {
 	IOBAND_ALLOC_DEVICE,	/* ioband_ctr(): the device */
 	IOBAND_ALLOC_DG,	/* ioband_dg_get(): a new device group */
 	IOBAND_ALLOC_DG_HEAP,	/* ioband_dg_get(): its first heap */
+	IOBAND_ALLOC_DG_PCPU,	/* ioband_dg_get(): its per-CPU part */
 	IOBAND_ALLOC_DG_WQ,	/* ioband_dg_get(): its workqueue */
 	IOBAND_ALLOC_HEAP,	/* ioband_dg_reserve(): a larger heap */
 	IOBAND_ALLOC_GROUPS,	/* ioband_attach(): the array of new groups */
@@ -2326,6 +2416,7 @@ static const char * const ioband_alloc_site_names[IOBAND_NR_ALLOC_SITES] = {
 	[IOBAND_ALLOC_DEVICE] = "device",
 	[IOBAND_ALLOC_DG] = "dg",
 	[IOBAND_ALLOC_DG_HEAP] = "dg_heap",
+	[IOBAND_ALLOC_DG_PCPU] = "dg_pcpu",
 	[IOBAND_ALLOC_DG_WQ] = "dg_wq",
 	[IOBAND_ALLOC_HEAP] = "heap",
 	[IOBAND_ALLOC_GROUPS] = "groups",
@@ -2392,6 +2483,7 @@ static struct ioband_dg *ioband_dg_get(const char *name,
 	struct ioband_entity **heap;
 	struct ioband_dg *dg;
 	unsigned int i;
+	int cpu;
 
 	mutex_lock(&ioband_dgs_lock);
 	list_for_each_entry(dg, &ioband_dgs, node) {
@@ -2404,13 +2496,18 @@ static struct ioband_dg *ioband_dg_get(const char *name,
 	heap = ioband_alloc(IOBAND_ALLOC_DG_HEAP,
 			    kvcalloc(IOBAND_HEAP_SLOTS(1), sizeof(*heap),
 				     GFP_KERNEL));
-	if (dg)
+	if (dg) {
+		dg->pcpu = ioband_alloc(IOBAND_ALLOC_DG_PCPU,
+					alloc_percpu(struct ioband_dg_pcpu));
 		dg->wq = ioband_alloc(IOBAND_ALLOC_DG_WQ,
 				      alloc_workqueue("kioband/%.15s",
 						      WQ_MEM_RECLAIM, 0, name));
-	if (!dg || !heap || !dg->wq) {
+	}
+	if (!dg || !heap || !dg->pcpu || !dg->wq) {
 		if (dg && dg->wq)
 			destroy_workqueue(dg->wq);
+		if (dg)
+			free_percpu(dg->pcpu);
 		kfree(dg);
 		kvfree(heap);
 		dg = NULL;
@@ -2423,8 +2520,14 @@ static struct ioband_dg *ioband_dg_get(const char *name,
 	INIT_LIST_HEAD(&dg->leased);
 	spin_lock_init(&dg->lock);
 	ioband_sched_init(&dg->sched, conf, heap, 1);
-	bio_list_init(&dg->ready);
-	INIT_WORK(&dg->submit_work, ioband_submit_work);
+	for_each_possible_cpu(cpu) {
+		struct ioband_dg_pcpu *pc = per_cpu_ptr(dg->pcpu, cpu);
+
+		pc->dg = dg;
+		pc->cpu = cpu;
+		bio_list_init(&pc->ready);
+		INIT_WORK(&pc->submit_work, ioband_submit_work);
+	}
 	hrtimer_init(&dg->wake_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 	for (i = 0; i < ARRAY_SIZE(dg->room_wait); i++)
 		init_waitqueue_head(&dg->room_wait[i]);
@@ -2447,6 +2550,7 @@ static void ioband_dg_put(struct ioband_dg *dg)
 
 	hrtimer_cancel(&dg->wake_timer);
 	destroy_workqueue(dg->wq);
+	free_percpu(dg->pcpu);
 	WARN_ON_ONCE(dg->sched.nr_inflight || dg->sched.heap_len);
 	kvfree(dg->sched.heap);
 	mutex_destroy(&dg->conf_lock);
@@ -3034,7 +3138,7 @@ static void ioband_presuspend(struct dm_target *ti)
 	ioband_walk_groups(d, ioband_release_group, NULL);
 	/* a sleeper of this device may pass now */
 	ioband_wake_all(dg);
-	queue_work(dg->wq, &dg->submit_work);
+	ioband_kick(dg);
 }
 
 static void ioband_presuspend_undo(struct dm_target *ti)
