@@ -259,6 +259,28 @@
  * group: a policy change by message restarts every group's virtual time,
  * and growing the heap (on attach, doubling) copies it.
  *
+ * No CPU spins for dg->lock in hard interrupt context.  A completion
+ * (end_io(), which may be one) tries the lock once; if another CPU holds
+ * it, the completion is written to a ring of its own CPU's
+ * (IOBAND_DONE_SLOTS of them, struct ioband_done: what the scheduler is to
+ * be told), the CPU put on dg->done, a lock-free list, and the lock tried
+ * once more.  Every holder takes the lock and drops it through
+ * ioband_lock_irq() and ioband_unlock(), which tell the scheduler what the
+ * rings hold, and the latter releases what those completions allow before
+ * it drops the lock, then looks at dg->done again and, if a CPU is on it
+ * and the lock is free, takes it and does the same.  With a full barrier
+ * between listing and the second try, and between dropping the lock and
+ * looking, either the completion gets the lock or the holder sees it
+ * listed: none is left untold.  So one CPU releases at a time and the
+ * others leave their completions; the only wait is a completion whose
+ * ring is full, which takes the lock as before.  The idle timer
+ * (ioband_wake()) likewise sets dg->release_owed and tries the lock once.
+ * A completion left on a ring is told with its time in flight measured
+ * when it came, and the scheduler's clock read when it is told; its
+ * group stays in flight until then, so it is not freed under it, and a
+ * detached group whose last completion is told is destroyed by whoever
+ * tells it (an RCU callback frees it and drops its cgroup).
+ *
  * 10. Device time (weight-time)
  *
  * Under weight-time a bio costs the time the device spends on it, so a
@@ -629,6 +651,7 @@
 #include <linux/fault-inject.h>
 #include <linux/hash.h>
 #include <linux/hrtimer.h>
+#include <linux/llist.h>
 #include <linux/device-mapper.h>
 #include <linux/memcontrol.h>
 #include <linux/dm-ioband.h>
@@ -689,13 +712,42 @@ struct ioband_group {
 
 #define IOBAND_ROOM_WAIT_BITS	6
 
+/* How a completion left for dg->lock's holder is told to the scheduler. */
+enum ioband_done_kind {
+	IOBAND_DONE_PLAIN,	/* ioband_sched_complete() */
+	IOBAND_DONE_TIMED,	/* weight-time: ioband_sched_complete_timed() */
+	IOBAND_DONE_LEASED,	/* a leased bio's, to fold */
+};
+
+/* A bio's completion, as the scheduler is told it under dg->lock. */
+struct ioband_done {
+	struct ioband_group *grp;
+	u64 elapsed_ns;		/* timed: its time in flight */
+	u32 cost;
+	u8 cls;
+	u8 kind;		/* enum ioband_done_kind */
+	bool beyond_depth;
+};
+
+/* Completions a CPU may leave for dg->lock's holder (see 9.). */
+#define IOBAND_DONE_SLOTS	64
+
 /*
  * One CPU's part of a device group: the bios released for the CPU that
- * mapped them, which its own work item sends down (see 7.).
+ * mapped them, which its own work item sends down (see 7.), and the
+ * completions it left while another CPU held dg->lock (see 9.).
  */
 struct ioband_dg_pcpu {
 	struct ioband_dg *dg;
 	int cpu;
+	/*
+	 * A ring: this CPU writes done[] and done_head with interrupts off,
+	 * the holder of dg->lock reads them and writes done_tail.
+	 */
+	struct ioband_done done[IOBAND_DONE_SLOTS];
+	unsigned int done_head, done_tail;
+	unsigned long done_listed;	/* bit 0: done_node is on dg->done */
+	struct llist_node done_node;
 	struct bio_list ready;		/* under dg->lock */
 	/*
 	 * Owed a run of submit_work: on dg->kicks, or queued by whoever took
@@ -725,6 +777,13 @@ struct ioband_dg {
 	struct ioband_dg_pcpu __percpu *pcpu;
 	/* the CPUs with bios released and no run of their work owed yet */
 	struct ioband_dg_pcpu *kicks;	/* under lock */
+	/* the CPUs with completions left for the lock's holder (see 9.) */
+	struct llist_head done;
+	/* completions told since the last release, and the time they gave */
+	bool done_told;			/* under lock */
+	u64 done_now;			/* under lock */
+	/* bit 0: the timer found the lock taken, and left its release */
+	unsigned long release_owed;
 	struct workqueue_struct *wq;	/* this device group's own, see 7. */
 	struct hrtimer wake_timer;	/* an idle group's grace runs out */
 	/* submitters of full groups, by group: see ioband_room_queue() */
@@ -791,6 +850,10 @@ struct ioband_bio {
 
 static LIST_HEAD(ioband_dgs);
 static DEFINE_MUTEX(ioband_dgs_lock);
+
+/* dg->lock is taken and dropped through these (see 9.) */
+static void ioband_lock_irq(struct ioband_dg *dg);
+static void ioband_unlock_irq(struct ioband_dg *dg);
 
 /* ---- classification ----------------------------------------------------- */
 
@@ -1704,10 +1767,10 @@ ioband_wait_for_room(struct ioband_device *d, struct bio *bio,
 
 		w.g = g;
 		prepare_to_wait(q, &w.wq, TASK_KILLABLE);
-		spin_unlock_irq(&dg->lock);
+		ioband_unlock_irq(dg);
 		left = io_schedule_timeout(left);
 		finish_wait(q, &w.wq);
-		spin_lock_irq(&dg->lock);
+		ioband_lock_irq(dg);
 		g = ioband_lookup(d, bio, ib);
 	} while (ioband_group_full(d, g) && left &&
 		 !fatal_signal_pending(current));
@@ -1741,14 +1804,17 @@ static void ioband_group_free_rcu(struct rcu_head *rcu)
 {
 	struct ioband_group *g = container_of(rcu, struct ioband_group, rcu);
 
+	ioband_cgroup_put(g->cgrp);
 	free_percpu(g->pcpu);
 	kfree(g);
 }
 
-/* An attached group; the leased path may still read it (see 14.). */
+/*
+ * An attached group; the leased path may still read it (see 14.).  Any
+ * context, dg->lock held or not.
+ */
 static void ioband_group_destroy(struct ioband_group *g)
 {
-	ioband_cgroup_put(g->cgrp);
 	call_rcu(&g->rcu, ioband_group_free_rcu);
 }
 
@@ -2048,21 +2114,178 @@ static void ioband_release_group(struct ioband_device *d,
 		ioband_limit_flush(d->dg, g, ktime_get_ns());
 }
 
-static void ioband_kick(struct ioband_dg *dg)
+/* ---- completions and dg->lock (see 9.) ---------------------------------- */
+
+/*
+ * Tells the scheduler completion @d of @d->grp, at @now (0: if the
+ * scheduler needs no time).  A detached group whose last bio this was is
+ * destroyed.  dg->lock held.
+ */
+static void ioband_done_tell(struct ioband_dg *dg,
+			     const struct ioband_done *d, u64 now)
+{
+	struct ioband_sched *s = &dg->sched;
+	struct ioband_group *g = d->grp;
+
+	lockdep_assert_held(&dg->lock);
+	if (!now && ioband_sched_needs_clock(s, &g->ent))
+		now = ktime_get_ns();
+	/* (charged under another policy, the bio has no time to report) */
+	if (d->kind == IOBAND_DONE_LEASED)
+		ioband_lease_complete(s, &g->ent, 1, false, now);
+	else if (d->kind == IOBAND_DONE_TIMED &&
+		 s->conf.policy == IOBAND_POLICY_WEIGHT_TIME)
+		ioband_sched_complete_timed(s, &g->ent, d->cls, d->cost,
+					    d->elapsed_ns, d->beyond_depth,
+					    now);
+	else
+		ioband_sched_complete(s, &g->ent, now);
+	dg->done_told = true;
+	dg->done_now = now;
+	if (g->detached && !g->ent.nr_inflight) {
+		ioband_entity_forget(s, &g->ent);
+		if (ioband_group_drained(g))
+			ioband_group_destroy(g);
+	}
+}
+
+/*
+ * dg->lock is taken elsewhere: @d is left on this CPU's ring for a holder
+ * of the lock to tell; false if the ring is full.  Interrupts off.
+ */
+static bool ioband_done_leave(struct ioband_dg *dg,
+			      const struct ioband_done *d)
+{
+	struct ioband_dg_pcpu *pc = this_cpu_ptr(dg->pcpu);
+	unsigned int head = pc->done_head;
+
+	/* a slot is reused only once the drain has read it */
+	if (head - smp_load_acquire(&pc->done_tail) >= IOBAND_DONE_SLOTS)
+		return false;
+	pc->done[head % IOBAND_DONE_SLOTS] = *d;
+	/* the slot is written before the drain may read it */
+	smp_store_release(&pc->done_head, head + 1);
+	/*
+	 * Written before listed (a full barrier): a drain that takes this
+	 * CPU off the list after this sees the bit set reads the new head.
+	 */
+	if (!test_and_set_bit(0, &pc->done_listed))
+		llist_add(&pc->done_node, &dg->done);
+	return true;
+}
+
+/* Tells the completions that CPUs left on their rings.  dg->lock held. */
+static void ioband_done_drain(struct ioband_dg *dg)
+{
+	struct ioband_dg_pcpu *pc, *next;
+	struct llist_node *list;
+	u64 now;
+
+	lockdep_assert_held(&dg->lock);
+	if (llist_empty(&dg->done))
+		return;
+	list = llist_del_all(&dg->done);
+	now = ktime_get_ns();
+	llist_for_each_entry_safe(pc, next, list, done_node) {
+		unsigned int tail = pc->done_tail, head;
+
+		clear_bit(0, &pc->done_listed);
+		/* unlisted before the ring is read: see ioband_done_leave() */
+		smp_mb__after_atomic();
+		/* and its slots read after their head */
+		head = smp_load_acquire(&pc->done_head);
+		for (; tail != head; tail++)
+			ioband_done_tell(dg, &pc->done[tail % IOBAND_DONE_SLOTS],
+					 now);
+		/* the slots are free for the CPU once read */
+		smp_store_release(&pc->done_tail, tail);
+	}
+}
+
+/*
+ * Takes dg->lock, interrupts off, and tells the completions left while
+ * another CPU held it, so that the holder sees what is in flight.
+ */
+static void ioband_lock_irq(struct ioband_dg *dg)
+	__acquires(&dg->lock)
+{
+	spin_lock_irq(&dg->lock);
+	ioband_done_drain(dg);
+}
+
+/*
+ * Drops dg->lock, interrupts staying off.  First the completions left
+ * while it was held are told, the bios the told ones allow are released
+ * and the workers of their CPUs kicked; then, if more were left meanwhile
+ * and no other CPU has taken the lock since, again.  A completion that
+ * finds the lock taken lists itself, then tries the lock once more
+ * (ioband_end_io()): with a full barrier on each side, either it finds
+ * the lock free or the holder finds it listed, so none is left untold.
+ */
+static void ioband_unlock(struct ioband_dg *dg)
+	__releases(&dg->lock)
 {
 	struct ioband_dg_pcpu *kicks;
+
+	do {
+		ioband_done_drain(dg);
+		if (test_and_clear_bit(0, &dg->release_owed)) {
+			dg->done_told = false;
+			ioband_release_allowed(dg, ktime_get_ns());
+		} else if (dg->done_told) {
+			dg->done_told = false;
+			/* nothing held: nothing to release, no timer to set */
+			if (dg->sched.heap_len)
+				ioband_release_allowed(dg, dg->done_now);
+		}
+		kicks = ioband_kicks_take(dg);
+		spin_unlock(&dg->lock);
+		ioband_kick_workers(dg, kicks);
+		/*
+		 * unlocked before the list and the bit are read: pairs with
+		 * ioband_end_io() and ioband_wake()
+		 */
+		smp_mb();
+	} while ((!llist_empty(&dg->done) || test_bit(0, &dg->release_owed)) &&
+		 spin_trylock(&dg->lock));
+}
+
+static void ioband_unlock_irq(struct ioband_dg *dg)
+	__releases(&dg->lock)
+{
+	ioband_unlock(dg);
+	local_irq_enable();
+}
+
+static void ioband_kick(struct ioband_dg *dg)
+{
 	unsigned long flags;
 
 	spin_lock_irqsave(&dg->lock, flags);
+	ioband_done_drain(dg);
 	ioband_release_allowed(dg, ktime_get_ns());
-	kicks = ioband_kicks_take(dg);
-	spin_unlock_irqrestore(&dg->lock, flags);
-	ioband_kick_workers(dg, kicks);
+	ioband_unlock(dg);
+	local_irq_restore(flags);
 }
 
+/*
+ * An idle group's grace ran out, or a limit allows a bio: release what may
+ * go.  A hard interrupt, so no spinning for the lock: if another CPU
+ * holds it, that one releases before it drops it (ioband_unlock()).
+ */
 static enum hrtimer_restart ioband_wake(struct hrtimer *timer)
 {
-	ioband_kick(container_of(timer, struct ioband_dg, wake_timer));
+	struct ioband_dg *dg = container_of(timer, struct ioband_dg,
+					    wake_timer);
+	unsigned long flags;
+
+	set_bit(0, &dg->release_owed);
+	/* owed before the lock is tried: see ioband_unlock() */
+	smp_mb__after_atomic();
+	local_irq_save(flags);
+	if (spin_trylock(&dg->lock))
+		ioband_unlock(dg);
+	local_irq_restore(flags);
 	return HRTIMER_NORESTART;
 }
 
@@ -2076,11 +2299,11 @@ static void ioband_submit_work(struct work_struct *work)
 	struct bio *bio;
 	u64 now;
 
-	spin_lock_irq(&dg->lock);
+	ioband_lock_irq(dg);
 	bios = pc->ready;
 	bio_list_init(&pc->ready);
 	pc->kicked = false;
-	spin_unlock_irq(&dg->lock);
+	ioband_unlock_irq(dg);
 
 	/*
 	 * dm_submit_bio_remap() gives the bio the original's blkcg
@@ -2214,7 +2437,6 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	struct ioband_bio *ib = dm_per_bio_data(bio, sizeof(*ib));
 	struct ioband_dg *dg = d->dg;
 	struct ioband_sched *s = &dg->sched;
-	struct ioband_dg_pcpu *kicks;
 	struct ioband_group *g;
 	bool held, bypass, waited = false;
 	u64 now;
@@ -2233,7 +2455,7 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 	if (READ_ONCE(dg->leasing) && ioband_map_leased(d, bio, ib))
 		return DM_MAPIO_REMAPPED;
 
-	spin_lock_irq(&dg->lock);
+	ioband_lock_irq(dg);
 	g = ioband_lookup(d, bio, ib);
 	trace_ioband_map(dg->name, g->id, bio);
 	ib->lat = ioband_lat_sample(g);
@@ -2256,9 +2478,7 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 			break;
 		case IOBAND_LIMITS_WAIT:
 			ioband_count(g, bio, true);
-			kicks = ioband_kicks_take(dg);
-			spin_unlock_irq(&dg->lock);
-			ioband_kick_workers(dg, kicks);
+			ioband_unlock_irq(dg);
 			return DM_MAPIO_SUBMITTED;
 		default:
 			goto again;
@@ -2299,9 +2519,7 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 		ib->beyond_depth = ioband_sched_beyond_depth(s);
 	}
 	ioband_count(g, bio, held || waited);
-	kicks = ioband_kicks_take(dg);
-	spin_unlock_irq(&dg->lock);
-	ioband_kick_workers(dg, kicks);
+	ioband_unlock_irq(dg);
 	return held ? DM_MAPIO_SUBMITTED : DM_MAPIO_REMAPPED;
 
 again:
@@ -2311,9 +2529,7 @@ again:
 	 * one of its workers, without REQ_NOWAIT.
 	 */
 	trace_ioband_again(dg->name, g->id, bio);
-	kicks = ioband_kicks_take(dg);
-	spin_unlock_irq(&dg->lock);
-	ioband_kick_workers(dg, kicks);
+	ioband_unlock_irq(dg);
 	bio->bi_status = BLK_STS_AGAIN;
 	bio_endio(bio);
 	return DM_MAPIO_SUBMITTED;
@@ -2337,46 +2553,49 @@ static int ioband_end_io(struct dm_target *ti, struct bio *bio,
 			 blk_status_t *error)
 {
 	struct ioband_bio *ib = dm_per_bio_data(bio, sizeof(*ib));
-	struct ioband_group *g = ib->grp;
-	struct ioband_dg_pcpu *kicks;
-	struct ioband_sched *s;
+	struct ioband_done d = { .grp = ib->grp };
 	struct ioband_dg *dg;
 	unsigned long flags;
-	bool drained;
 	u64 now;
 
-	if (!g)
+	if (!d.grp)
 		return DM_ENDIO_DONE;
-	dg = g->dev->dg;
-	s = &dg->sched;
-	/* before a leased bio is counted, which may free @g */
-	now = unlikely(ib->lat) ? ioband_lat_record(g, ib) : 0;
-	if (ib->leased && !ioband_end_leased(dg, g))
-		return DM_ENDIO_DONE;
-	spin_lock_irqsave(&dg->lock, flags);
-	if (!now && ioband_sched_needs_clock(s, &g->ent))
-		now = ktime_get_ns();
-	/* (charged under another policy, the bio has no time to report) */
-	if (ib->leased)
-		ioband_lease_complete(s, &g->ent, 1, false, now);
-	else if (ib->timed && s->conf.policy == IOBAND_POLICY_WEIGHT_TIME)
-		ioband_sched_complete_timed(s, &g->ent, ib->cls, ib->cost,
-					    now - ib->start_ns,
-					    ib->beyond_depth, now);
-	else
-		ioband_sched_complete(s, &g->ent, now);
-	drained = g->detached && !g->ent.nr_inflight;
-	if (drained)
-		ioband_entity_forget(s, &g->ent);
-	drained = drained && ioband_group_drained(g);
-	/* nothing held: nothing to release, no timer to set */
-	if (s->heap_len)
-		ioband_release_allowed(dg, now);
-	kicks = ioband_kicks_take(dg);
-	spin_unlock_irqrestore(&dg->lock, flags);
-	ioband_kick_workers(dg, kicks);
-	if (drained)
-		ioband_group_destroy(g);
+	dg = d.grp->dev->dg;
+	/* before a leased bio is counted, which may free its group */
+	now = unlikely(ib->lat) ? ioband_lat_record(d.grp, ib) : 0;
+	if (ib->leased) {
+		if (!ioband_end_leased(dg, d.grp))
+			return DM_ENDIO_DONE;
+		d.kind = IOBAND_DONE_LEASED;
+	} else if (ib->timed) {
+		now = now ?: ktime_get_ns();
+		d.kind = IOBAND_DONE_TIMED;
+		d.cls = ib->cls;
+		d.cost = ib->cost;
+		d.elapsed_ns = now - ib->start_ns;
+		d.beyond_depth = ib->beyond_depth;
+	}
+	/*
+	 * Possibly in a hard interrupt: no spinning for the lock.  If another
+	 * CPU holds it, the completion is left for it to tell (see 9.).
+	 */
+	local_irq_save(flags);
+	if (!spin_trylock(&dg->lock)) {
+		if (ioband_done_leave(dg, &d)) {
+			/* listed before the lock is tried: see ioband_unlock() */
+			smp_mb();
+			if (spin_trylock(&dg->lock))
+				ioband_unlock(dg);
+			local_irq_restore(flags);
+			return DM_ENDIO_DONE;
+		}
+		/* its ring is full: wait for the holder, who empties it */
+		spin_lock(&dg->lock);
+	}
+	ioband_done_drain(dg);
+	ioband_done_tell(dg, &d, now);
+	ioband_unlock(dg);
+	local_irq_restore(flags);
 	return DM_ENDIO_DONE;
 }
 
@@ -2519,6 +2738,7 @@ static struct ioband_dg *ioband_dg_get(const char *name,
 	INIT_LIST_HEAD(&dg->devices);
 	INIT_LIST_HEAD(&dg->leased);
 	spin_lock_init(&dg->lock);
+	init_llist_head(&dg->done);
 	ioband_sched_init(&dg->sched, conf, heap, 1);
 	for_each_possible_cpu(cpu) {
 		struct ioband_dg_pcpu *pc = per_cpu_ptr(dg->pcpu, cpu);
@@ -2551,7 +2771,8 @@ static void ioband_dg_put(struct ioband_dg *dg)
 	hrtimer_cancel(&dg->wake_timer);
 	destroy_workqueue(dg->wq);
 	free_percpu(dg->pcpu);
-	WARN_ON_ONCE(dg->sched.nr_inflight || dg->sched.heap_len);
+	WARN_ON_ONCE(dg->sched.nr_inflight || dg->sched.heap_len ||
+		     !llist_empty(&dg->done));
 	kvfree(dg->sched.heap);
 	mutex_destroy(&dg->conf_lock);
 	kfree(dg);
@@ -2575,9 +2796,9 @@ static int ioband_dg_reserve(struct ioband_dg *dg, u32 more)
 				     GFP_KERNEL));
 	if (!heap)
 		return -ENOMEM;
-	spin_lock_irq(&dg->lock);
+	ioband_lock_irq(dg);
 	old = ioband_sched_swap_heap(&dg->sched, heap, need);
-	spin_unlock_irq(&dg->lock);
+	ioband_unlock_irq(dg);
 	kvfree(old);
 	return 0;
 }
@@ -2671,13 +2892,13 @@ static void ioband_walk_groups(struct ioband_device *d, ioband_group_fn fn,
 
 	do {
 		n = 0;
-		spin_lock_irq(&dg->lock);
+		ioband_lock_irq(dg);
 		xa_for_each_start(&d->groups, idx, g, idx) {
 			fn(d, g, arg);
 			if (++n == IOBAND_LOCK_BATCH)
 				break;
 		}
-		spin_unlock_irq(&dg->lock);
+		ioband_unlock_irq(dg);
 		cond_resched();
 	} while (n == IOBAND_LOCK_BATCH && ++idx);
 }
@@ -2763,7 +2984,7 @@ static int ioband_attach(struct ioband_device *d,
 	for (i = 0; i < nr; i++) {
 		/* a batch at a time, as in ioband_walk_groups() */
 		if (i % IOBAND_LOCK_BATCH == 0)
-			spin_lock_irq(&dg->lock);
+			ioband_lock_irq(dg);
 		ioband_group_init(d, gs[i], &confs[i]);
 		/* reserved above: cannot fail or allocate */
 		xa_store(&d->groups, confs[i].id, gs[i], GFP_ATOMIC);
@@ -2772,7 +2993,7 @@ static int ioband_attach(struct ioband_device *d,
 		/* a bio of its cgroup may have been leased to another group */
 		ioband_lease_revoke_all(dg, ktime_get_ns());
 		if (i % IOBAND_LOCK_BATCH == IOBAND_LOCK_BATCH - 1 || i == nr - 1)
-			spin_unlock_irq(&dg->lock);
+			ioband_unlock_irq(dg);
 	}
 	dg->nr_entities += nr;
 	kvfree(gs);
@@ -2780,10 +3001,10 @@ static int ioband_attach(struct ioband_device *d,
 	return 0;
 
 fail:
-	spin_lock_irq(&dg->lock);
+	ioband_lock_irq(dg);
 	for (i = 0; i < nr; i++)
 		xa_release(&d->groups, confs[i].id);
-	spin_unlock_irq(&dg->lock);
+	ioband_unlock_irq(dg);
 	for (i = 0; i < nr && gs[i]; i++)
 		ioband_group_destroy(gs[i]);
 	kvfree(gs);
@@ -2832,14 +3053,14 @@ static int ioband_detach(struct ioband_device *d, s64 id)
 	struct ioband_group *g;
 	bool free_now;
 
-	spin_lock_irq(&dg->lock);
+	ioband_lock_irq(dg);
 	g = xa_load(&d->groups, id);
 	if (!g) {
-		spin_unlock_irq(&dg->lock);
+		ioband_unlock_irq(dg);
 		return -ENOENT;
 	}
 	free_now = ioband_detach_locked(d, g);
-	spin_unlock_irq(&dg->lock);
+	ioband_unlock_irq(dg);
 	dg->nr_entities--;
 	if (free_now)
 		ioband_group_destroy(g);
@@ -2873,12 +3094,12 @@ static void ioband_dtr(struct dm_target *ti)
 	if (d->type == IOBAND_TYPE_CGROUP_TREE && d->live)
 		ioband_walk_groups(d, ioband_group_unlink, NULL);
 	ioband_walk_groups(d, ioband_group_free, NULL);
-	spin_lock_irq(&dg->lock);
+	ioband_lock_irq(dg);
 	ioband_lease_leave(dg, &d->def, ktime_get_ns());
 	ioband_group_leave(d, &d->def);
 	if (d->live)
 		list_del(&d->dg_node);
-	spin_unlock_irq(&dg->lock);
+	ioband_unlock_irq(dg);
 	dg->nr_entities -= d->nr_groups + 1;
 	mutex_unlock(&dg->conf_lock);
 
@@ -3011,9 +3232,9 @@ static int ioband_join(struct ioband_device *d, const struct ioband_table *t,
 	r = ioband_dg_reserve(dg, t->nr_groups + 1);
 	if (r)
 		goto out;
-	spin_lock_irq(&dg->lock);
+	ioband_lock_irq(dg);
 	ioband_group_init(d, &d->def, &t->def);
-	spin_unlock_irq(&dg->lock);
+	ioband_unlock_irq(dg);
 	dg->nr_entities++;
 	r = ioband_attach(d, t->groups, t->nr_groups);
 	if (r)
@@ -3130,11 +3351,11 @@ static void ioband_presuspend(struct dm_target *ti)
 	struct ioband_device *d = ti->private;
 	struct ioband_dg *dg = d->dg;
 
-	spin_lock_irq(&dg->lock);
+	ioband_lock_irq(dg);
 	d->passthrough = true;
 	ioband_lease_revoke_all(dg, ktime_get_ns());
 	ioband_release_group(d, &d->def, NULL);
-	spin_unlock_irq(&dg->lock);
+	ioband_unlock_irq(dg);
 	ioband_walk_groups(d, ioband_release_group, NULL);
 	/* a sleeper of this device may pass now */
 	ioband_wake_all(dg);
@@ -3145,9 +3366,9 @@ static void ioband_presuspend_undo(struct dm_target *ti)
 {
 	struct ioband_device *d = ti->private;
 
-	spin_lock_irq(&d->dg->lock);
+	ioband_lock_irq(d->dg);
 	d->passthrough = false;
-	spin_unlock_irq(&d->dg->lock);
+	ioband_unlock_irq(d->dg);
 	ioband_kick(d->dg);
 }
 
@@ -3196,19 +3417,19 @@ static void ioband_go_live(struct ioband_device *d)
 	struct ioband_dg *dg = d->dg;
 
 	lockdep_assert_held(&dg->conf_lock);
-	spin_lock_irq(&dg->lock);
+	ioband_lock_irq(dg);
 	if (!ioband_dg_shared(dg, dm_table_get_md(d->ti->table))) {
 		/* a table line has no carryover: keep the one in force */
 		d->table_conf.carryover = dg->sched.conf.carryover;
 		ioband_dg_set_conf(dg, &d->table_conf);
 	}
 	ioband_group_join(d, &d->def, NULL);
-	spin_unlock_irq(&dg->lock);
+	ioband_unlock_irq(dg);
 	ioband_walk_groups(d, ioband_group_join, NULL);
-	spin_lock_irq(&dg->lock);
+	ioband_lock_irq(dg);
 	list_add_tail(&d->dg_node, &dg->devices);
 	d->live = true;
-	spin_unlock_irq(&dg->lock);
+	ioband_unlock_irq(dg);
 	ioband_tree_relink(d);
 }
 
@@ -3220,9 +3441,9 @@ static void ioband_resume(struct dm_target *ti)
 	mutex_lock(&dg->conf_lock);
 	if (!d->live)
 		ioband_go_live(d);
-	spin_lock_irq(&dg->lock);
+	ioband_lock_irq(dg);
 	d->passthrough = false;
-	spin_unlock_irq(&dg->lock);
+	ioband_unlock_irq(dg);
 	mutex_unlock(&dg->conf_lock);
 	ioband_kick(dg);
 }
@@ -3264,7 +3485,7 @@ static int ioband_msg_group(struct ioband_device *d,
 	struct ioband_group *g;
 	int r = 0;
 
-	spin_lock_irq(&dg->lock);
+	ioband_lock_irq(dg);
 	ioband_lease_revoke_all(dg, ktime_get_ns());
 	g = ioband_find_group(d, conf->id);
 	if (!g) {
@@ -3289,7 +3510,7 @@ static int ioband_msg_group(struct ioband_device *d,
 	}
 	if (!r && conf->limits_given)
 		ioband_group_change_limits(dg, g, conf);
-	spin_unlock_irq(&dg->lock);
+	ioband_unlock_irq(dg);
 	return r;
 }
 
@@ -3328,9 +3549,9 @@ static int ioband_msg_type(struct ioband_device *d, enum ioband_group_type type,
 		*error = "detach all groups before changing the group type";
 		return -EBUSY;
 	}
-	spin_lock_irq(&d->dg->lock);
+	ioband_lock_irq(d->dg);
 	WRITE_ONCE(d->type, type);
-	spin_unlock_irq(&d->dg->lock);
+	ioband_unlock_irq(d->dg);
 	return 0;
 }
 
@@ -3351,9 +3572,9 @@ static void ioband_reset_stats(struct ioband_device *d, struct ioband_group *g,
 
 static void ioband_msg_reset(struct ioband_device *d)
 {
-	spin_lock_irq(&d->dg->lock);
+	ioband_lock_irq(d->dg);
 	ioband_reset_stats(d, &d->def, NULL);
-	spin_unlock_irq(&d->dg->lock);
+	ioband_unlock_irq(d->dg);
 	ioband_walk_groups(d, ioband_reset_stats, NULL);
 }
 
@@ -3366,11 +3587,11 @@ static int ioband_msg_setting(struct ioband_device *d,
 
 	if (ioband_dg_conf_update(&conf, msg, error))
 		return -EINVAL;
-	spin_lock_irq(&dg->lock);
+	ioband_lock_irq(dg);
 	r = ioband_check_min_sum(&conf, ioband_dg_min_sum(dg, NULL), error);
 	if (!r)
 		ioband_dg_set_conf(dg, &conf);
-	spin_unlock_irq(&dg->lock);
+	ioband_unlock_irq(dg);
 	return r;
 }
 
@@ -3528,7 +3749,7 @@ static void ioband_emit_table(struct ioband_device *d, struct ioband_emit *em)
 	char *result = em->result;
 	unsigned int maxlen = em->maxlen, sz;
 
-	spin_lock_irq(&dg->lock);
+	ioband_lock_irq(dg);
 	c = d->live ? dg->sched.conf : d->table_conf;
 	em->policy = c.policy;
 	sz = em->sz;
@@ -3537,7 +3758,7 @@ static void ioband_emit_table(struct ioband_device *d, struct ioband_emit *em)
 	       ioband_policy_name(c.policy), c.token_base);
 	em->sz = sz;
 	ioband_emit_group_conf(d, &d->def, em);
-	spin_unlock_irq(&dg->lock);
+	ioband_unlock_irq(dg);
 	ioband_walk_groups(d, ioband_emit_group_conf, em);
 	sz = em->sz;
 	if (c.bandwidth)
@@ -3565,9 +3786,9 @@ static void ioband_emit_info(struct ioband_device *d, struct ioband_emit *em)
 
 	DMEMIT("%s", dg->name);
 	em->sz = sz;
-	spin_lock_irq(&dg->lock);
+	ioband_lock_irq(dg);
 	ioband_emit_stats(d, &d->def, em);
-	spin_unlock_irq(&dg->lock);
+	ioband_unlock_irq(dg);
 	ioband_walk_groups(d, ioband_emit_stats, em);
 }
 
@@ -3612,9 +3833,9 @@ static void ioband_emit_latency(struct ioband_device *d, char *result,
 
 	if (maxlen)
 		result[0] = '\0';
-	spin_lock_irq(&dg->lock);
+	ioband_lock_irq(dg);
 	ioband_emit_group_latency(d, &d->def, &em);
-	spin_unlock_irq(&dg->lock);
+	ioband_unlock_irq(dg);
 	ioband_walk_groups(d, ioband_emit_group_latency, &em);
 }
 
@@ -3636,10 +3857,10 @@ static void ioband_status(struct dm_target *ti, status_type_t type,
 		ioband_emit_table(d, &em);
 		break;
 	case STATUSTYPE_IMA:
-		spin_lock_irq(&dg->lock);
+		ioband_lock_irq(dg);
 		c = dg->sched.conf;
 		nr_groups = d->nr_groups;
-		spin_unlock_irq(&dg->lock);
+		ioband_unlock_irq(dg);
 		DMEMIT_TARGET_NAME_VERSION(ti->type);
 		DMEMIT(",device_name=%s,device_group=%s,group_type=%s,policy=%s",
 		       d->dev->name, dg->name, ioband_type_name(d->type),
