@@ -252,12 +252,13 @@
  * not grow with the number of groups (up to 65536 a device).  A walk over
  * a device's groups (status, reset, presuspend, resume, removal, a table's
  * groups attached) takes the lock for IOBAND_LOCK_BATCH groups at a time
- * (ioband_walk_groups()); a group that gets room wakes its own waiting
- * submitters, not every group's (ioband_room_queue()); range-bw chooses
- * in O(log n) (see 6.).  Two things still
- * grow with the groups under the lock, both rare and a few stores a
- * group: a policy change by message restarts every group's virtual time,
- * and growing the heap (on attach, doubling) copies it.
+ * (ioband_walk_groups()); removal frees the groups after its walk, outside
+ * the lock (ioband_groups_free()); a group that gets room wakes its own
+ * waiting submitters, not every group's (ioband_room_queue()); range-bw
+ * chooses in O(log n) (see 6.).  Two things still grow with the groups
+ * under the lock, both rare and a few stores a group: a policy change by
+ * message restarts every group's virtual time, and growing the heap (on
+ * attach, doubling) copies it.
  *
  * No CPU spins for dg->lock in hard interrupt context.  A completion
  * (end_io(), which may be one) tries the lock once; if another CPU holds
@@ -3071,17 +3072,39 @@ static int ioband_detach(struct ioband_device *d, s64 id)
 
 /* ---- constructor and destructor ------------------------------------------ */
 
-/* dm has waited for every bio: nothing is held or in flight. */
-static void ioband_group_free(struct ioband_device *d, struct ioband_group *g,
-			      void *unused)
+/*
+ * dm has waited for every bio: nothing is held or in flight.  @g leaves
+ * the scheduler; it stays in d->groups until ioband_groups_free().
+ * dg->lock held.
+ */
+static void ioband_group_retire(struct ioband_device *d, struct ioband_group *g,
+				void *unused)
 {
+	lockdep_assert_held(&d->dg->lock);
 	/* completions of leased bios that no CPU has folded yet */
 	ioband_lease_leave(d->dg, g, ktime_get_ns());
 	WARN_ON_ONCE(!bio_list_empty(&g->held) ||
 		     !bio_list_empty(&g->limit_wait) || g->ent.nr_inflight);
-	xa_erase(&d->groups, g->id);
 	ioband_group_leave(d, g);
-	ioband_group_destroy(g);
+}
+
+/*
+ * Once @d has left its device group's list, no walk under dg->lock can
+ * reach its groups: each is freed after a grace period, and none of it
+ * is done under the lock (see 9.).  One erase at a time, since the
+ * xarray's lock also turns interrupts off and xa_destroy() holds it for
+ * the whole array.
+ */
+static void ioband_groups_free(struct ioband_device *d)
+{
+	struct ioband_group *g;
+	unsigned long idx;
+
+	xa_for_each(&d->groups, idx, g) {
+		xa_erase(&d->groups, idx);
+		ioband_group_destroy(g);
+		cond_resched();
+	}
 }
 
 static void ioband_dtr(struct dm_target *ti)
@@ -3093,7 +3116,7 @@ static void ioband_dtr(struct dm_target *ti)
 	/* no group may be freed while another is its child */
 	if (d->type == IOBAND_TYPE_CGROUP_TREE && d->live)
 		ioband_walk_groups(d, ioband_group_unlink, NULL);
-	ioband_walk_groups(d, ioband_group_free, NULL);
+	ioband_walk_groups(d, ioband_group_retire, NULL);
 	ioband_lock_irq(dg);
 	ioband_lease_leave(dg, &d->def, ktime_get_ns());
 	ioband_group_leave(d, &d->def);
@@ -3103,7 +3126,7 @@ static void ioband_dtr(struct dm_target *ti)
 	dg->nr_entities -= d->nr_groups + 1;
 	mutex_unlock(&dg->conf_lock);
 
-	xa_destroy(&d->groups);
+	ioband_groups_free(d);
 	dm_put_device(ti, d->dev);
 	ioband_dg_put(dg);
 	free_percpu(d->def.pcpu);

@@ -414,3 +414,24 @@ fio_verify_args() {
 	printf -- '--verify=pattern --verify_pattern=0x%08x%04x%%o\n' \
 		$(( $(date +%s%N) & 0xffffffff )) $((n & 0xffff))
 }
+
+# fio_pinned_readers N PER DEV [CG]: one fio reader pinned to each of
+# vCPUs 0..N-1, reader i reading PER random 4 KiB blocks of DEV's i-th
+# 64 MiB with libaio at depth 16 (its output in $TESTDIR/fio-i.out), in
+# cgroup CG-i if CG is given.  Returns when all have ended; fails if one
+# did not end well.
+fio_pinned_readers() {
+	local n=$1 per=$2 dev=$3 cg=${4:-} i pre pids=()
+	for ((i = 0; i < n; i++)); do
+		pre=()
+		[ -z "$cg" ] || pre=(cg_run "$cg-$i")
+		"${pre[@]}" fio --name="r$i" --filename="$dev" --direct=1 \
+			--rw=randread --bs=4k --ioengine=libaio --iodepth=16 \
+			--cpus_allowed="$i" --offset=$((i * 64))m --size=64m \
+			--number_ios="$per" --output="$TESTDIR/fio-$i.out" &
+		pids+=($!)
+	done
+	for ((i = 0; i < n; i++)); do
+		wait "${pids[$i]}" || fail "reader $i: $(tail -n 3 "$TESTDIR/fio-$i.out")"
+	done
+}

@@ -31,17 +31,7 @@ dev=$(dm_create ns "0 $sz ioband $nb nsdg 0 8 cgroup weight 0 :100$ids")
 echo 1 >/proc/sys/kernel/lock_stat || fail "kernel.lock_stat cannot be enabled"
 on_exit 'echo 0 >/proc/sys/kernel/lock_stat'
 echo 0 >$LS
-pids=()
-for i in 0 1 2 3; do
-	cg_run "ns-$i" fio --name="r$i" --filename="$dev" --direct=1 --rw=randread \
-		--bs=4k --ioengine=libaio --iodepth=16 --cpus_allowed="$i" \
-		--offset=$((i * 64))m --size=64m --number_ios=$PER \
-		--output="$TESTDIR/fio-$i.out" &
-	pids+=($!)
-done
-for i in 0 1 2 3; do
-	wait "${pids[$i]}" || fail "reader $i: $(tail -n 3 "$TESTDIR/fio-$i.out")"
-done
+fio_pinned_readers 4 $PER "$dev" ns
 echo 0 >/proc/sys/kernel/lock_stat
 cp $LS "$TESTDIR/lock_stat"
 

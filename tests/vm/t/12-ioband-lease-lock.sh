@@ -71,17 +71,7 @@ done
 PER=4000
 dev=$(dm_create ll-four "0 $sz ioband $nb lldg-four 0 128 none weight 0 :100")
 echo 0 >$LS
-pids=()
-for i in 0 1 2 3; do
-	fio --name="r$i" --filename="$dev" --direct=1 --rw=randread --bs=4k \
-		--ioengine=libaio --iodepth=16 --cpus_allowed="$i" \
-		--offset=$((i * 64))m --size=64m --number_ios=$PER \
-		--output="$TESTDIR/fio-$i.out" &
-	pids+=($!)
-done
-for i in 0 1 2 3; do
-	wait "${pids[$i]}" || fail "fio $i: $(tail -n 3 "$TESTDIR/fio-$i.out")"
-done
+fio_pinned_readers 4 $PER "$dev"
 judge "four CPUs" $((4 * PER))
 assert_eq "$(dmsetup status ll-four | awk '{ print $6 }')" $((4 * PER)) "four CPUs: reads in the status"
 dmsetup remove ll-four || fail "remove ll-four"
