@@ -2056,14 +2056,14 @@ static u64 ioband_lease_clock_delta(const struct ioband_sched *s, u64 units)
 /*
  * After a bio of @e went down by ioband_sched_start(): the most of @units
  * (at least @cost, what one bio costs) and @slots that @e may lease, which
- * are charged; 0 slots when none may be.  None while any group holds bios
- * (an arbitration is going on, and every bio must take part in it), under
- * range-bw (its buckets are per bio), or when the lease would take more
- * than half the depth still free, or a whole lease does not fit @e's
- * window.
+ * are charged, as a lease word (ioband_lease_word()); 0 when none may be.
+ * None while any group holds bios (an arbitration is going on, and every
+ * bio must take part in it), under range-bw (its buckets are per bio), or
+ * when the lease would take more than half the depth still free, or a
+ * whole lease does not fit @e's window.
  */
-u32 ioband_lease_grant(struct ioband_sched *s, struct ioband_entity *e,
-		       u32 cost, u32 *units, u32 slots)
+u64 ioband_lease_grant(struct ioband_sched *s, struct ioband_entity *e,
+		       u32 cost, u32 units, u32 slots)
 {
 	u64 room, inv = ioband_entity_inv_weight(e), window;
 	u32 depth = ioband_sched_depth(s);
@@ -2082,16 +2082,14 @@ u32 ioband_lease_grant(struct ioband_sched *s, struct ioband_entity *e,
 	 * More units than the slots can use at once: the slots of bios that
 	 * completed on the lease's CPU come back to it (see dm-ioband.c).
 	 */
-	*units = min_t(u64, *units, room);
-	if (*units < cost)
-		*units = cost;
-	ioband_sched_clock_advance(s, ioband_lease_clock_delta(s, *units));
-	ioband_entity_set_vtime(s, e, e->vtime + (u64)*units * inv);
+	units = max_t(u64, min_t(u64, units, room), cost);
+	ioband_sched_clock_advance(s, ioband_lease_clock_delta(s, units));
+	ioband_entity_set_vtime(s, e, e->vtime + (u64)units * inv);
 	if (s->nr_active == 1 && ioband_vt_before(s->vclock, e->vtime))
 		ioband_sched_clock_to(s, e->vtime);
 	e->nr_inflight += slots;
 	s->nr_inflight += slots;
-	return slots;
+	return ioband_lease_word(slots, units);
 }
 EXPORT_SYMBOL_GPL(ioband_lease_grant);
 

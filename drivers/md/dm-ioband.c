@@ -1332,7 +1332,7 @@ static inline bool ioband_lat_sample(struct ioband_group *g)
 
 /* One CPU's part of a group. */
 struct ioband_group_pcpu {
-	atomic64_t lease;		/* slots << 32 | units, 0: none */
+	atomic64_t lease;		/* ioband_lease_word(), 0: none */
 	atomic_t done;			/* leased bios completed, not folded */
 	struct ioband_stats stats;	/* of the bios it sent under leases */
 	/* weight-time: where its last leased bio ended, U64_MAX: none */
@@ -1347,8 +1347,8 @@ static void ioband_lease_take_back(struct ioband_dg *dg, struct ioband_group *g,
 	s64 w = atomic64_xchg(&per_cpu_ptr(g->pcpu, cpu)->lease, 0);
 
 	if (w)
-		ioband_lease_return(&dg->sched, &g->ent, (u32)w, (u64)w >> 32,
-				    now);
+		ioband_lease_return(&dg->sched, &g->ent, ioband_lease_units(w),
+				    ioband_lease_slots(w), now);
 }
 
 /* The leased bios of @g completed on @cpu, into the scheduler.  dg->lock held. */
@@ -1419,7 +1419,9 @@ static void ioband_lease_leave(struct ioband_dg *dg, struct ioband_group *g,
  * A bio of @g comes to the lock: this CPU gives back what its lease of
  * @g has left and folds its completions first, so that the scheduler
  * sees what is really in flight (a single stream whose lease ran out has
- * nothing, and is not taken for a parallel one).  dg->lock held.
+ * nothing, and is not taken for a parallel one).  Nothing to do for a
+ * group off dg->leased: ioband_lease_end() took back and folded all, and
+ * a completion that finds it off folds its own count.  dg->lock held.
  */
 static void ioband_lease_settle(struct ioband_dg *dg, struct ioband_group *g,
 				u64 now)
@@ -1428,6 +1430,8 @@ static void ioband_lease_settle(struct ioband_dg *dg, struct ioband_group *g,
 	int cpu = smp_processor_id();
 
 	lockdep_assert_held(&dg->lock);
+	if (!g->lease_listed)
+		return;
 	ioband_lease_take_back(dg, g, cpu, now);
 	ioband_lease_fold(dg, g, cpu, now);
 	/* a stream that went on under this CPU's lease goes on here */
@@ -1442,8 +1446,10 @@ static void ioband_lease_settle(struct ioband_dg *dg, struct ioband_group *g,
  * for this CPU, if the scheduler grants one.  Not for cgroup-tree, whose
  * charges climb the tree, nor for a cost model given to weight-time,
  * which carries what each charge leaves below a unit to the group's next
- * bio.  True if a lease was granted and the bio may complete as one of
- * its bios, without the lock: always, but for one lease in
+ * bio, nor under range-bw, whose leases the scheduler never grants
+ * (asking would turn leasing on, and every bio would look for a lease in
+ * vain first).  True if a lease was granted and the bio may complete as
+ * one of its bios, without the lock: always, but for one lease in
  * IOBAND_LEASE_TIMED_EVERY of a timed bio.  dg->lock held.
  */
 static bool ioband_lease_renew(struct ioband_dg *dg, struct ioband_device *d,
@@ -1451,11 +1457,12 @@ static bool ioband_lease_renew(struct ioband_dg *dg, struct ioband_device *d,
 {
 	struct ioband_group_pcpu *pc = this_cpu_ptr(g->pcpu);
 	struct ioband_sched *s = &dg->sched;
-	u32 units = IOBAND_LEASE_BIOS * cost, slots;
+	u64 lease;
 
 	lockdep_assert_held(&dg->lock);
 	if (g->limited || g->detached || d->type == IOBAND_TYPE_CGROUP_TREE ||
-	    d->passthrough || !d->live || s->model.given)
+	    d->passthrough || !d->live || s->model.given ||
+	    s->conf.policy == IOBAND_POLICY_RANGE_BW)
 		return false;
 	if (!dg->leasing) {
 		if (s->heap_len)
@@ -1467,14 +1474,15 @@ static bool ioband_lease_renew(struct ioband_dg *dg, struct ioband_device *d,
 		 */
 		smp_store_release(&dg->leasing, true);
 	}
-	slots = ioband_lease_grant(s, &g->ent, cost, &units,
+	lease = ioband_lease_grant(s, &g->ent, cost, IOBAND_LEASE_BIOS * cost,
 				   IOBAND_LEASE_SLOTS);
-	if (!slots)
+	if (!lease)
 		return false;
 	/* weight-time: the lease's bios follow the group's last */
 	WRITE_ONCE(pc->next_sector, g->ent.next_sector);
-	atomic64_set(&pc->lease, (s64)slots << 32 | units);
-	trace_ioband_lease(dg->name, g->id, slots, units);
+	atomic64_set(&pc->lease, lease);
+	trace_ioband_lease(dg->name, g->id, ioband_lease_slots(lease),
+			   ioband_lease_units(lease));
 	if (!g->lease_listed) {
 		list_add(&g->lease_node, &dg->leased);
 		WRITE_ONCE(g->lease_listed, true);
@@ -1491,9 +1499,9 @@ static bool ioband_lease_take(struct ioband_group *g, u32 cost)
 	s64 old = atomic64_read(lease), new;
 
 	do {
-		if (!((u64)old >> 32) || (u32)old < cost)
+		if (!ioband_lease_slots(old) || ioband_lease_units(old) < cost)
 			return false;
-		new = old - (1LL << 32) - cost;
+		new = old - ioband_lease_word(1, cost);
 	} while (!atomic64_try_cmpxchg(lease, &old, new));
 	return true;
 }
@@ -1601,7 +1609,7 @@ static bool ioband_end_leased(struct ioband_dg *dg, struct ioband_group *g)
 	lease = atomic64_read(&pc->lease);
 	while (lease) {
 		if (atomic64_try_cmpxchg(&pc->lease, &lease,
-					 lease + (1LL << 32)))
+					 lease + ioband_lease_word(1, 0)))
 			goto out;
 	}
 	atomic_inc(&pc->done);
@@ -2120,10 +2128,12 @@ static void ioband_release_group(struct ioband_device *d,
 /*
  * Tells the scheduler completion @d of @d->grp, at @now (0: if the
  * scheduler needs no time).  A detached group whose last bio this was is
- * destroyed.  dg->lock held.
+ * destroyed.  Inline, so that end_io()'s @d, whose address is never
+ * taken, lives in registers.  dg->lock held.
  */
-static void ioband_done_tell(struct ioband_dg *dg,
-			     const struct ioband_done *d, u64 now)
+static __always_inline void ioband_done_tell(struct ioband_dg *dg,
+					     const struct ioband_done *d,
+					     u64 now)
 {
 	struct ioband_sched *s = &dg->sched;
 	struct ioband_group *g = d->grp;
@@ -2222,33 +2232,64 @@ static void ioband_lock_irq(struct ioband_dg *dg)
  * finds the lock taken lists itself, then tries the lock once more
  * (ioband_end_io()): with a full barrier on each side, either it finds
  * the lock free or the holder finds it listed, so none is left untold.
+ * This is one pass; ioband_unlock() loops.
  */
-static void ioband_unlock(struct ioband_dg *dg)
+static __always_inline void ioband_unlock_pass(struct ioband_dg *dg)
 	__releases(&dg->lock)
 {
 	struct ioband_dg_pcpu *kicks;
 
-	do {
-		ioband_done_drain(dg);
-		if (test_and_clear_bit(0, &dg->release_owed)) {
-			dg->done_told = false;
-			ioband_release_allowed(dg, ktime_get_ns());
-		} else if (dg->done_told) {
-			dg->done_told = false;
-			/* nothing held: nothing to release, no timer to set */
-			if (dg->sched.heap_len)
-				ioband_release_allowed(dg, dg->done_now);
-		}
-		kicks = ioband_kicks_take(dg);
-		spin_unlock(&dg->lock);
-		ioband_kick_workers(dg, kicks);
-		/*
-		 * unlocked before the list and the bit are read: pairs with
-		 * ioband_end_io() and ioband_wake()
-		 */
-		smp_mb();
-	} while ((!llist_empty(&dg->done) || test_bit(0, &dg->release_owed)) &&
-		 spin_trylock(&dg->lock));
+	ioband_done_drain(dg);
+	/* read first: the bit's cache line is written only when it is set */
+	if (unlikely(test_bit(0, &dg->release_owed)) &&
+	    test_and_clear_bit(0, &dg->release_owed)) {
+		dg->done_told = false;
+		ioband_release_allowed(dg, ktime_get_ns());
+	} else if (dg->done_told) {
+		dg->done_told = false;
+		/* nothing held: nothing to release, no timer to set */
+		if (dg->sched.heap_len)
+			ioband_release_allowed(dg, dg->done_now);
+	}
+	kicks = ioband_kicks_take(dg);
+	spin_unlock(&dg->lock);
+	ioband_kick_workers(dg, kicks);
+	/*
+	 * unlocked before the list and the bit are read: pairs with
+	 * ioband_end_io() and ioband_wake()
+	 */
+	smp_mb();
+}
+
+/* Completions or a release were left while dg->lock was held. */
+static bool ioband_unlock_owed(struct ioband_dg *dg)
+{
+	return !llist_empty(&dg->done) || test_bit(0, &dg->release_owed);
+}
+
+/* What was left during ioband_unlock_pass(), if the lock is free. */
+static noinline void ioband_unlock_again(struct ioband_dg *dg)
+{
+	while (ioband_unlock_owed(dg) && spin_trylock(&dg->lock))
+		ioband_unlock_pass(dg);
+}
+
+/*
+ * ioband_unlock(), inline: for map() and end_io(), which drop the lock
+ * once per bio.
+ */
+static __always_inline void __ioband_unlock(struct ioband_dg *dg)
+	__releases(&dg->lock)
+{
+	ioband_unlock_pass(dg);
+	if (unlikely(ioband_unlock_owed(dg)))
+		ioband_unlock_again(dg);
+}
+
+static void ioband_unlock(struct ioband_dg *dg)
+	__releases(&dg->lock)
+{
+	__ioband_unlock(dg);
 }
 
 static void ioband_unlock_irq(struct ioband_dg *dg)
@@ -2258,12 +2299,21 @@ static void ioband_unlock_irq(struct ioband_dg *dg)
 	local_irq_enable();
 }
 
-static void ioband_kick(struct ioband_dg *dg)
+/* ioband_lock_irq(), for a caller whose interrupts may be off already */
+static unsigned long ioband_lock_irqsave(struct ioband_dg *dg)
+	__acquires(&dg->lock)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&dg->lock, flags);
 	ioband_done_drain(dg);
+	return flags;
+}
+
+static void ioband_kick(struct ioband_dg *dg)
+{
+	unsigned long flags = ioband_lock_irqsave(dg);
+
 	ioband_release_allowed(dg, ktime_get_ns());
 	ioband_unlock(dg);
 	local_irq_restore(flags);
@@ -2520,7 +2570,8 @@ static int ioband_map(struct dm_target *ti, struct bio *bio)
 		ib->beyond_depth = ioband_sched_beyond_depth(s);
 	}
 	ioband_count(g, bio, held || waited);
-	ioband_unlock_irq(dg);
+	__ioband_unlock(dg);
+	local_irq_enable();
 	return held ? DM_MAPIO_SUBMITTED : DM_MAPIO_REMAPPED;
 
 again:
@@ -2550,52 +2601,88 @@ static u64 ioband_lat_record(struct ioband_group *g,
 	return now;
 }
 
-static int ioband_end_io(struct dm_target *ti, struct bio *bio,
-			 blk_status_t *error)
+/*
+ * The completion of @ib, at @now if it is timed (its time in flight is
+ * measured to then).
+ */
+static __always_inline struct ioband_done
+ioband_done_of(const struct ioband_bio *ib, u64 now)
 {
-	struct ioband_bio *ib = dm_per_bio_data(bio, sizeof(*ib));
 	struct ioband_done d = { .grp = ib->grp };
-	struct ioband_dg *dg;
-	unsigned long flags;
-	u64 now;
 
-	if (!d.grp)
-		return DM_ENDIO_DONE;
-	dg = d.grp->dev->dg;
-	/* before a leased bio is counted, which may free its group */
-	now = unlikely(ib->lat) ? ioband_lat_record(d.grp, ib) : 0;
 	if (ib->leased) {
-		if (!ioband_end_leased(dg, d.grp))
-			return DM_ENDIO_DONE;
 		d.kind = IOBAND_DONE_LEASED;
 	} else if (ib->timed) {
-		now = now ?: ktime_get_ns();
 		d.kind = IOBAND_DONE_TIMED;
 		d.cls = ib->cls;
 		d.cost = ib->cost;
 		d.elapsed_ns = now - ib->start_ns;
 		d.beyond_depth = ib->beyond_depth;
 	}
+	return d;
+}
+
+/*
+ * end_io() found dg->lock taken: the completion of @ib is left on this
+ * CPU's ring for the holder, or told once the lock is had if the ring is
+ * full.  Out of line: the ring's copy takes the record's address, which
+ * in end_io() would arm the stack protector on every completion.
+ * Interrupts off.
+ */
+static noinline void ioband_end_io_contended(struct ioband_dg *dg,
+					     const struct ioband_bio *ib,
+					     u64 now)
+{
+	struct ioband_done d = ioband_done_of(ib, now);
+
+	if (ioband_done_leave(dg, &d)) {
+		/* listed before the lock is tried: see ioband_unlock() */
+		smp_mb();
+		if (spin_trylock(&dg->lock))
+			ioband_unlock(dg);
+		return;
+	}
+	/* its ring is full: wait for the holder, who empties it */
+	spin_lock(&dg->lock);
+	ioband_done_drain(dg);
+	ioband_done_tell(dg, &d, now);
+	ioband_unlock(dg);
+}
+
+static int ioband_end_io(struct dm_target *ti, struct bio *bio,
+			 blk_status_t *error)
+{
+	struct ioband_bio *ib = dm_per_bio_data(bio, sizeof(*ib));
+	struct ioband_group *g = ib->grp;
+	struct ioband_dg *dg;
+	unsigned long flags;
+	u64 now;
+
+	if (!g)
+		return DM_ENDIO_DONE;
+	dg = g->dev->dg;
+	/* before a leased bio is counted, which may free its group */
+	now = unlikely(ib->lat) ? ioband_lat_record(g, ib) : 0;
+	if (ib->leased) {
+		if (!ioband_end_leased(dg, g))
+			return DM_ENDIO_DONE;
+	} else if (ib->timed && !now) {
+		now = ktime_get_ns();
+	}
 	/*
 	 * Possibly in a hard interrupt: no spinning for the lock.  If another
 	 * CPU holds it, the completion is left for it to tell (see 9.).
 	 */
 	local_irq_save(flags);
-	if (!spin_trylock(&dg->lock)) {
-		if (ioband_done_leave(dg, &d)) {
-			/* listed before the lock is tried: see ioband_unlock() */
-			smp_mb();
-			if (spin_trylock(&dg->lock))
-				ioband_unlock(dg);
-			local_irq_restore(flags);
-			return DM_ENDIO_DONE;
-		}
-		/* its ring is full: wait for the holder, who empties it */
-		spin_lock(&dg->lock);
+	if (likely(spin_trylock(&dg->lock))) {
+		struct ioband_done d = ioband_done_of(ib, now);
+
+		ioband_done_drain(dg);
+		ioband_done_tell(dg, &d, now);
+		__ioband_unlock(dg);
+	} else {
+		ioband_end_io_contended(dg, ib, now);
 	}
-	ioband_done_drain(dg);
-	ioband_done_tell(dg, &d, now);
-	ioband_unlock(dg);
 	local_irq_restore(flags);
 	return DM_ENDIO_DONE;
 }

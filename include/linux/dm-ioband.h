@@ -514,8 +514,27 @@ void ioband_sched_dispatch(struct ioband_sched *s, struct ioband_entity *e,
 			   u32 cost, bool held, bool bypass);
 bool ioband_sched_start(struct ioband_sched *s, struct ioband_entity *e,
 			u32 cost, bool bypass, u64 now);
-u32 ioband_lease_grant(struct ioband_sched *s, struct ioband_entity *e,
-		       u32 cost, u32 *units, u32 slots);
+/*
+ * A lease as one word, which a CPU's counter holds and takes bios from
+ * with one compare-and-exchange: its slots above, its units below.
+ */
+static inline u64 ioband_lease_word(u32 slots, u32 units)
+{
+	return (u64)slots << 32 | units;
+}
+
+static inline u32 ioband_lease_slots(u64 lease)
+{
+	return lease >> 32;
+}
+
+static inline u32 ioband_lease_units(u64 lease)
+{
+	return (u32)lease;
+}
+
+u64 ioband_lease_grant(struct ioband_sched *s, struct ioband_entity *e,
+		       u32 cost, u32 units, u32 slots);
 void ioband_lease_return(struct ioband_sched *s, struct ioband_entity *e,
 			 u32 units, u32 slots, u64 now);
 void ioband_lease_complete(struct ioband_sched *s, struct ioband_entity *e,

@@ -44,6 +44,20 @@ static void lease_setup(struct lease_sched *l, enum ioband_policy policy,
 		ioband_sched_start(&l->s, &l->e[i], 8, false, 1000);
 }
 
+/*
+ * ioband_lease_grant() of @slots and *@units: the slots granted, and in
+ * *@units the units (left as they were if none).
+ */
+static u32 lease_grant(struct lease_sched *l, struct ioband_entity *e,
+		       u32 cost, u32 *units, u32 slots)
+{
+	u64 lease = ioband_lease_grant(&l->s, e, cost, *units, slots);
+
+	if (lease)
+		*units = ioband_lease_units(lease);
+	return ioband_lease_slots(lease);
+}
+
 static u64 lease_window_end(const struct lease_sched *l)
 {
 	return l->s.vclock + l->s.window;
@@ -63,7 +77,7 @@ static void lease_within_window(void)
 		if (!ioband_sched_start(&l.s, &l.e[0], 8, false, 1000))
 			continue;
 		end = lease_window_end(&l);
-		got = ioband_lease_grant(&l.s, &l.e[0], 8, &units, slots);
+		got = lease_grant(&l, &l.e[0], 8, &units, slots);
 		if (!got)
 			continue;
 		granted++;
@@ -91,7 +105,7 @@ static void lease_return_whole(void)
 		vtime = l.e[0].vtime;
 		vclock = l.s.vclock;
 		inflight = l.s.nr_inflight;
-		got = ioband_lease_grant(&l.s, &l.e[0], 8, &units, slots);
+		got = lease_grant(&l, &l.e[0], 8, &units, slots);
 		if (!got)
 			continue;
 		CHECK(l.s.nr_inflight == inflight + got,
@@ -125,7 +139,7 @@ static void lease_as_admissions(void)
 		lease_setup(&a, IOBAND_POLICY_WEIGHT, seed);
 		lease_setup(&b, IOBAND_POLICY_WEIGHT, seed);
 		ioband_sched_start(&a.s, &a.e[0], 8, false, 1000);
-		got = ioband_lease_grant(&a.s, &a.e[0], 8, &units, slots);
+		got = lease_grant(&a, &a.e[0], 8, &units, slots);
 		if (!got || units != 8 * got)
 			continue;
 		for (i = 0; i <= got; i++)
@@ -167,7 +181,7 @@ static void lease_refused(void)
 
 	lease_setup(&l, IOBAND_POLICY_RANGE_BW, 1);
 	ioband_sched_start(&l.s, &l.e[0], 8, false, 1000);
-	CHECK(!ioband_lease_grant(&l.s, &l.e[0], 8, &units, 8),
+	CHECK(!lease_grant(&l, &l.e[0], 8, &units, 8),
 	      "a lease under range-bw");
 
 	lease_setup(&l, IOBAND_POLICY_WEIGHT, 1);
@@ -175,7 +189,7 @@ static void lease_refused(void)
 	for (i = 0; i < 2; i++)
 		ioband_sched_start(&l.s, &l.e[0], 8, false, 1000);
 	/* four in flight of four */
-	CHECK(!ioband_lease_grant(&l.s, &l.e[0], 8, &units, 8),
+	CHECK(!lease_grant(&l, &l.e[0], 8, &units, 8),
 	      "a lease with %u of %u in flight", l.s.nr_inflight,
 	      l.s.conf.io_limit);
 
@@ -187,7 +201,7 @@ static void lease_refused(void)
 	CHECK(l.s.heap_len && l.s.nr_inflight < l.s.conf.io_limit / 2,
 	      "%u held with %u in flight of %u", l.s.heap_len,
 	      l.s.nr_inflight, l.s.conf.io_limit);
-	CHECK(!ioband_lease_grant(&l.s, &l.e[1], 8, &units, 8),
+	CHECK(!lease_grant(&l, &l.e[1], 8, &units, 8),
 	      "a lease while %u groups hold bios", l.s.heap_len);
 }
 
@@ -208,7 +222,7 @@ static void lease_return_units_only(void)
 	/* a parallel group: two bios at once */
 	ioband_sched_start(&l.s, &l.e[0], 8, false, 1000);
 	ioband_sched_start(&l.s, &l.e[0], 8, false, 1000);
-	got = ioband_lease_grant(&l.s, &l.e[0], 4, &units, 32);
+	got = lease_grant(&l, &l.e[0], 4, &units, 32);
 	CHECK(got && got < 32, "%u slots granted with io_limit 8", got);
 	/* its slots' bios went down at 4 units each, and every bio completed */
 	units -= got * 4;
@@ -250,7 +264,7 @@ static void lease_units_beyond_slots(void)
 			continue;
 		inv = ioband_entity_inv_weight(&l.e[0]);
 		room = (lease_window_end(&l) - l.e[0].vtime) / inv;
-		got = ioband_lease_grant(&l.s, &l.e[0], 8, &units, 32);
+		got = lease_grant(&l, &l.e[0], 8, &units, 32);
 		if (!got)
 			continue;
 		CHECK(got <= 4, "seed %u: %u slots with 8 of the depth free",
