@@ -1075,9 +1075,12 @@ static inline void ioband_entity_set_vtime(struct ioband_sched *s,
  * 1024 groups were busy.  It is never less than the epoch shared by the
  * total weight with at least one token per group (with more groups than
  * tokens a group of average weight could otherwise not run one bio ahead
- * of the clock).  The carry-over, which bounds the credit an idle group
- * brings back, stays the total weight's share: it does not grow while
- * few groups are busy.
+ * of the clock).  The carry-over, which bounds the credit a returning
+ * group brings back, is carryover windows of the same kind, for the same
+ * reason: shared by the total weight, idle groups shrank the credit of a
+ * single synchronous stream, which gives up its share at every completion
+ * and so returns with every bio, and the more groups were configured the
+ * more often its bios were held.
  *
  * The active weight changes with every group that starts or stops, so the
  * window follows it lazily: ioband_sched_window() divides again only when the
@@ -1096,7 +1099,6 @@ static void ioband_update_window(struct ioband_sched *s)
 		    ioband_token_cost(s);
 
 	s->base_window = div64_u64(epoch * IOBAND_VSCALE, total);
-	s->carry = s->base_window * s->conf.carryover;
 	s->window_weight = 0;
 	s->window = s->base_window;
 }
@@ -1112,6 +1114,12 @@ static u64 ioband_sched_window(struct ioband_sched *s)
 	s->window = max_t(u64, w, s->base_window);
 	s->window_weight = s->active_weight;
 	return s->window;
+}
+
+/* How far behind the clock a returning group may stay: its credit. */
+static u64 ioband_sched_carry(struct ioband_sched *s)
+{
+	return ioband_sched_window(s) * s->conf.carryover;
 }
 
 static void ioband_est_init(struct ioband_est *est);
@@ -1400,16 +1408,31 @@ static bool ioband_antic_other(struct ioband_sched *s, struct ioband_entity *e,
 }
 
 /*
+ * @e, active now and holding no bio, brings at most the carry-over of
+ * credit from the past (see ioband_sched_carry()).  A group whose time was
+ * last set two epochs ago is more than 2^61 behind the clock, far past
+ * any credit it may keep; within one epoch, the two times are less than
+ * 2^63 apart and compare right.
+ */
+static __always_inline void ioband_entity_floor(struct ioband_sched *s,
+						struct ioband_entity *e)
+{
+	u64 floor = s->vclock - ioband_sched_carry(s);
+
+	if (ioband_sched_epoch(s) - e->vtime_epoch >= 2 ||
+	    ioband_vt_before(e->vtime, floor))
+		ioband_entity_set_vtime(s, e, floor);
+}
+
+/*
  * A bio arrives for @e, which becomes active if it was not.  A group that
- * is not holding bios may not bring more than @carry of credit from the
- * past.
+ * is not holding bios may not bring more than the carry-over of credit
+ * from the past.
  */
 static __always_inline void ioband_sched_arrive(struct ioband_sched *s,
 						struct ioband_entity *e,
 						u64 now)
 {
-	u64 floor = s->vclock - s->carry;
-
 	ioband_expire_idle(s, now);
 	if (!e->active) {
 		e->active = true;
@@ -1421,15 +1444,8 @@ static __always_inline void ioband_sched_arrive(struct ioband_sched *s,
 	} else {
 		e->parallel = true;
 	}
-	/*
-	 * A group whose time was last set two epochs ago is more than 2^61
-	 * behind the clock, far past any credit it may keep; within one
-	 * epoch, the two times are less than 2^63 apart and compare right.
-	 */
-	if (!e->nr_queued &&
-	    (ioband_sched_epoch(s) - e->vtime_epoch >= 2 ||
-	     ioband_vt_before(e->vtime, floor)))
-		ioband_entity_set_vtime(s, e, floor);
+	if (!e->nr_queued)
+		ioband_entity_floor(s, e);
 	if (s->conf.policy == IOBAND_POLICY_WEIGHT_TIME)
 		ioband_time_arrive(e, now);
 }
@@ -1902,7 +1918,7 @@ static inline void ioband_sched_charge_bypass(struct ioband_sched *s,
 	s64 cap_tokens = e->cap_tokens;
 
 	ioband_sched_charge(s, e, cost, held);
-	limit = s->vclock + ioband_sched_window(s) + s->carry;
+	limit = s->vclock + ioband_sched_window(s) + ioband_sched_carry(s);
 	if (ioband_vt_before(limit, e->vtime)) {
 		ioband_entity_set_vtime(s, e, ioband_vt_before(limit, vtime) ? vtime : limit);
 		/* moved down past it by the charge, it may be above its parent */
@@ -1960,16 +1976,12 @@ static __always_inline bool ioband_sched_start_alone(struct ioband_sched *s,
 						     struct ioband_entity *e,
 						     u32 cost)
 {
-	u64 floor = s->vclock - s->carry;
-
 	ioband_count_alone();
 	e->active = true;
 	e->parallel = false;
 	s->active_weight += e->weight;
 	s->nr_active = 1;
-	if (ioband_sched_epoch(s) - e->vtime_epoch >= 2 ||
-	    ioband_vt_before(e->vtime, floor))
-		ioband_entity_set_vtime(s, e, floor);
+	ioband_entity_floor(s, e);
 	/*
 	 * Beyond its window, the group would have waited for the clock to
 	 * come within a window of it, forgiving what the clock owed; the

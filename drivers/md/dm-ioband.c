@@ -63,9 +63,11 @@
  * there are more groups, shared by the total weight.  Past the window a
  * group's bios are held in its queue until the clock catches up.  A group
  * that was idle, or kept fewer bios busy than its share, falls behind the
- * clock; when it next sends bios it keeps at most carryover times the
- * least window of that credit, so idling cannot be saved up into a long
- * burst.
+ * clock; when it next sends bios it keeps at most carryover windows of
+ * that credit, so idling cannot be saved up into a long burst.  Windows
+ * of the same kind, so that idle groups do not shrink the credit either:
+ * a single synchronous stream returns with every bio (4. below), and
+ * lives on it.
  *
  * 4. Who counts as busy: activity, grace and work conservation
  *

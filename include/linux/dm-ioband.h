@@ -304,7 +304,6 @@ struct ioband_sched {
 	u64 window;		/* how far past the clock a group may run */
 	u64 window_weight;	/* the active weight window was shared by */
 	u64 base_window;	/* the least window: total weight's share */
-	u64 carry;		/* how far behind it a group may stay */
 	u64 total_weight;	/* all groups, busy or idle */
 	u32 nr_entities;	/* all groups */
 	u64 active_weight;	/* active groups at the top of their trees */

@@ -246,11 +246,12 @@ static void heap_random(void)
 }
 
 /*
- * Bios a busy group of weight 100 sends before it is held, while @busy - 1
+ * Bios a group of weight 100 sends before it is held, while @busy - 1
  * other groups of weight 100 have one bio each in flight and @idle more
- * of weight 100-400 are configured and idle.
+ * of weight 100-400 are configured and idle, and after @lag bios of
+ * another busy group passed and completed without it (the clock ran on).
  */
-static u32 run_ahead(u32 busy, u32 idle)
+static u32 sends_before_held(u32 busy, u32 idle, u32 lag)
 {
 	enum { N = 1100 };
 	static struct ioband_entity ent[N];
@@ -267,6 +268,10 @@ static u32 run_ahead(u32 busy, u32 idle)
 				   i < busy ? 100 : 100 * (1 + i % 4));
 	for (i = 1; i < busy; i++)
 		ioband_sched_start(&s, &ent[i], 8, false, 0);
+	for (i = 0; i < lag; i++) {
+		ioband_sched_start(&s, &ent[1], 8, true, 0);
+		ioband_sched_complete(&s, &ent[1], 0);
+	}
 	while (n < 100000 && ioband_sched_start(&s, &ent[0], 8, false, 0))
 		n++;
 	return n;
@@ -283,14 +288,34 @@ static u32 run_ahead(u32 busy, u32 idle)
  */
 static void window_follows_active_weight(void)
 {
-	u32 alone = run_ahead(2, 0), among = run_ahead(2, 1000);
+	u32 alone = sends_before_held(2, 0, 0);
+	u32 among = sends_before_held(2, 1000, 0);
 
 	CHECK(alone >= 250 && alone <= 262, "2 busy alone: %u bios ahead",
 	      alone);
 	CHECK(among + 2 >= alone && among <= alone,
 	      "2 busy among 1000 idle: %u bios ahead, %u alone", among, alone);
-	alone = run_ahead(1024, 0);
+	alone = sends_before_held(1024, 0, 0);
 	CHECK(alone >= 1 && alone <= 4, "1024 busy: %u bios ahead", alone);
+}
+
+/*
+ * The credit a returning group keeps is carryover windows of the kind
+ * the active weight shares, so idle groups do not shrink it either: with
+ * 64 busy groups of 100 a window is 4 bios of a group of 100, and such a
+ * group comes back 2 windows behind the clock and runs 1 ahead, about 12
+ * bios, with or without 960 idle groups (sharing the carry-over by the
+ * total weight gave it 5 among them: a single synchronous stream, which
+ * returns with every bio, was held half again as often).
+ */
+static void carry_follows_active_weight(void)
+{
+	u32 alone = sends_before_held(64, 0, 10000);
+	u32 among = sends_before_held(64, 960, 10000);
+
+	CHECK(alone >= 11 && alone <= 13, "64 busy: %u bios on return", alone);
+	CHECK(among == alone, "64 busy among 960 idle: %u bios on return, %u alone",
+	      among, alone);
 }
 
 /* Detaching moves held bios and weight bookkeeping along. */
@@ -624,9 +649,9 @@ static void bypass_debt_is_bounded(void)
 		CHECK(ioband_sched_start(&s, &a, 8, true, 0), "bypass held");
 		ioband_sched_complete(&s, &a, 0);
 	}
-	CHECK((s64)(a.vtime - (s.vclock + s.window + s.carry)) <= 0,
+	CHECK((s64)(a.vtime - (s.vclock + s.window * (1 + conf.carryover))) <= 0,
 	      "debt past window and carry: %lld",
-	      (long long)(a.vtime - (s.vclock + s.window + s.carry)));
+	      (long long)(a.vtime - (s.vclock + s.window * (1 + conf.carryover))));
 }
 
 /*
@@ -713,6 +738,7 @@ void sched_tests(void)
 	RUN(range_light_not_delayed);
 	RUN(heap_random);
 	RUN(window_follows_active_weight);
+	RUN(carry_follows_active_weight);
 	RUN(move_held);
 	RUN(weight_change);
 	RUN(idle_grace);
