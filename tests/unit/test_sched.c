@@ -305,8 +305,8 @@ static void window_follows_active_weight(void)
  * 64 busy groups of 100 a window is 4 bios of a group of 100, and such a
  * group comes back 2 windows behind the clock and runs 1 ahead, about 12
  * bios, with or without 960 idle groups (sharing the carry-over by the
- * total weight gave it 5 among them: a single synchronous stream, which
- * returns with every bio, was held half again as often).
+ * total weight gave it 5 among them, so a single synchronous stream,
+ * which returns with every bio, was held more often).
  */
 static void carry_follows_active_weight(void)
 {
