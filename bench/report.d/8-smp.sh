@@ -18,7 +18,7 @@ smp_goal() {
 		echo '**missed**'
 }
 
-if has smp.settings; then
+if has smp.settings || has smp.lock.settings; then
 	cat <<EOT
 
 ## Many CPUs (issue 16)$(has time.80-smp && printf ' (%s s)' "$(get time.80-smp)")
@@ -59,6 +59,7 @@ acquisition per 32 bios (0.031) on the fast path, that is while no bio
 is held; *held* counts the bios ioband held in the window (the groups'
 delayed reads), and a row with any is arbitration, not the fast path.
 *time* is type cgroup under weight-time.
+Settings: $(settings smp.lock.settings).
 
 | type | submitters | bios | held | acquisitions per bio | bounces per bio | contentions per bio |
 |---|---|---|---|---|---|---|

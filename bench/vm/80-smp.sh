@@ -46,7 +46,10 @@ lin=$(dm_create smp_lin "0 $sz linear $nb 0")
 ion=$(dm_create smp_ion "0 $sz ioband $nb smpn $IOB_THROTTLE $IOB_LIMIT none weight $IOB_TOKEN :100")
 iob=$(dm_create smp_iob "0 $sz ioband $nb smpc $IOB_THROTTLE $IOB_LIMIT cgroup weight $IOB_TOKEN :100$ids")
 iot=$(dm_create smp_iot "0 $sz ioband $nb smpt $IOB_THROTTLE $IOB_LIMIT cgroup weight-time $IOB_TOKEN :100$ids")
-report smp.settings "window=${WIN}s,rounds=$ROUNDS,io_throttle=$IOB_THROTTLE,io_limit=$IOB_LIMIT,token_base=$IOB_TOKEN"
+# Each boot its own key: the debug boot's one round is not the IOPS rounds.
+SKEY=smp.settings
+[ "$KERNEL" != debug ] || SKEY=smp.lock.settings
+report $SKEY "window=${WIN}s,rounds=$ROUNDS,io_throttle=$IOB_THROTTLE,io_limit=$IOB_LIMIT,token_base=$IOB_TOKEN"
 report smp.kernel "$KERNEL"
 report smp.cpus "$CPUS"
 
