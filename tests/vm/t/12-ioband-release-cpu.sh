@@ -2,9 +2,11 @@
 # Held bios go down from the CPU that mapped them (issue 16; section 7 of
 # the design essay in drivers/md/dm-ioband.c).  Two readers, each pinned
 # to a vCPU of its own and in a cgroup of its own group, share io_limit 4
-# on a null_blk with a submission queue per CPU and 1 ms completions, so
+# on a null_blk with a submission queue per CPU and 10 ms completions, so
 # most of their reads are held, and are released by either reader's
-# completions.  dm fires block_bio_remap where a bio is sent to the device
+# completions.  The device must be slower than the readers: at 4 reads in
+# flight it serves 400 a second, which a debug guest on a loaded host
+# still outpaces (at 1 ms a CI run held only 253 and 294 of 2000).  dm fires block_bio_remap where a bio is sent to the device
 # below: in map() for a read that passes, in ioband's worker for a held
 # one.  Every read of each reader must be sent from the reader's vCPU,
 # and many of each must have been held.
@@ -14,7 +16,7 @@
 CPUS=$(nproc)
 [ "$CPUS" -ge 2 ] || skip "$CPUS vCPUs, want 2"
 N=2000
-nb=$(NULLB_ATTRS="submit_queues=$CPUS" nullb_create rc0 256 1000000)
+nb=$(NULLB_ATTRS="submit_queues=$CPUS" nullb_create rc0 256 10000000)
 sz=$(blockdev --getsz "$nb")
 ids=()
 for c in a b; do
