@@ -4,12 +4,13 @@
 # to a vCPU of its own and in a cgroup of its own group, share io_limit 4
 # on a null_blk with a submission queue per CPU and 10 ms completions, so
 # most of their reads are held, and are released by either reader's
-# completions.  The device must be slower than the readers: at 4 reads in
-# flight it serves 400 a second, which a debug guest on a loaded host
-# still outpaces (at 1 ms a CI run held only 253 and 294 of 2000).  dm fires block_bio_remap where a bio is sent to the device
-# below: in map() for a read that passes, in ioband's worker for a held
-# one.  Every read of each reader must be sent from the reader's vCPU,
-# and many of each must have been held.
+# completions.  The device must be slower than the readers, or most reads
+# find a free slot: at 4 reads in flight it serves 400 a second, which a
+# debug guest on a loaded host still outpaces.  dm fires block_bio_remap
+# where a bio is sent to the device below: in map() for a read that
+# passes, in ioband's worker for a held one.  Every read of each reader
+# must be sent from the reader's vCPU, and many of each must have been
+# held.
 # timeout: 300
 . /tests/lib.sh
 
