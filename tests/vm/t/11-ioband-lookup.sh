@@ -13,22 +13,26 @@
 nb=$(nullb_create lk0 64)
 sz=$(blockdev --getsz "$nb")
 
-# read_batches NAME ID RUN...: three batches of 5, 7 and 3 reads, run as
-# RUN ... on vCPU 0, around an attach and a detach of group ID.
-read_batches() {
-	local name=$1 id=$2 dev
+# batch NAME COUNT RUN...: COUNT reads through NAME, run as RUN ... on vCPU 0.
+batch() {
+	local name=$1 count=$2
 	shift 2
-	dev=$(dm_node "$name")
-	"$@" taskset -c 0 dd if="$dev" of=/dev/null bs=4k count=5 iflag=direct status=none ||
-		fail "$name: first batch"
+	"$@" taskset -c 0 dd if="$(dm_node "$name")" of=/dev/null bs=4k count="$count" \
+		iflag=direct status=none || fail "$name: $count reads"
+}
+
+# read_batches NAME ID RUN...: batches of 5, 7 and 3 reads around an
+# attach and a detach of group ID.
+read_batches() {
+	local name=$1 id=$2
+	shift 2
+	batch "$name" 5 "$@"
 	dmsetup message "$name" 0 attach "$id" || fail "$name: attach $id"
-	"$@" taskset -c 0 dd if="$dev" of=/dev/null bs=4k count=7 iflag=direct status=none ||
-		fail "$name: second batch"
+	batch "$name" 7 "$@"
 	assert_eq "$(dm_group_reads "$name" "$id") $(dm_group_reads "$name" -1)" "7 5" \
 		"$name: reads of group $id and of the default group after the attach"
 	dmsetup message "$name" 0 detach "$id" || fail "$name: detach $id"
-	"$@" taskset -c 0 dd if="$dev" of=/dev/null bs=4k count=3 iflag=direct status=none ||
-		fail "$name: third batch"
+	batch "$name" 3 "$@"
 	assert_eq "$(dm_group_reads "$name" "$id")" "" "$name: group $id in the status after the detach"
 	assert_eq "$(dm_group_reads "$name" -1)" 8 "$name: the default group's reads after the detach"
 }
